@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { registerInfo } from './cli/info.js';
+import { InputError } from './util/errors.js';
+
+const program = new Command('autoui')
+  .description('Auto-UI: a multimodal chain-of-action agent for phone UIs (AITW train / eval / serve)')
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)');
+
+registerInfo(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof InputError) {
+    process.stderr.write(`autoui: error: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (err instanceof CommanderError) process.exit(err.exitCode);
+  throw err;
+});

@@ -1,0 +1,80 @@
+/** AITW action space (`results/action_type`), see DESIGN.md. */
+export const ActionType = {
+  TYPE: 3,
+  DUAL_POINT: 4,
+  PRESS_BACK: 5,
+  PRESS_HOME: 6,
+  PRESS_ENTER: 7,
+  STATUS_TASK_COMPLETE: 10,
+  STATUS_TASK_IMPOSSIBLE: 11,
+} as const;
+export type ActionTypeName = keyof typeof ActionType;
+export type ActionTypeId = (typeof ActionType)[ActionTypeName];
+
+export const ACTION_TYPE_IDS: readonly ActionTypeId[] = Object.values(ActionType);
+export const ACTION_TYPE_NAMES: Readonly<Record<ActionTypeId, ActionTypeName>> = Object.fromEntries(
+  Object.entries(ActionType).map(([name, id]) => [id, name]),
+) as Record<ActionTypeId, ActionTypeName>;
+
+export function isActionTypeId(x: unknown): x is ActionTypeId {
+  return typeof x === 'number' && (ACTION_TYPE_IDS as readonly number[]).includes(x);
+}
+
+/** A point as AITW stores it: (y, x), normalised by screen height and width; [-1, -1] when unused. */
+export type YX = [number, number];
+/** A UI annotation box as AITW stores it: (y, x, height, width), normalised. */
+export type Box = [number, number, number, number];
+
+/** One action in AITW form: the public output of every command. */
+export interface AitwAction {
+  action_type: ActionTypeId;
+  touch_yx: YX;
+  lift_yx: YX;
+  typed_text: string;
+}
+
+/** Decoded pixels: uint8, row-major H×W×C. */
+export interface RawImage {
+  height: number;
+  width: number;
+  channels: number;
+  data: Uint8Array;
+}
+
+export interface UiAnnotations {
+  positions: Box[];
+  text: string[];
+  types: string[];
+}
+
+/** One AITW step (one `tf.train.Example` record), fully decoded and validated. */
+export interface AitwStep {
+  episodeId: string;
+  episodeLength: number;
+  stepId: number;
+  goal: string;
+  image: RawImage;
+  annotations: UiAnnotations;
+  action: AitwAction;
+  currentActivity: string;
+  deviceType: string;
+  androidApiLevel: number;
+}
+
+/** The steps of one episode, ordered by step id. */
+export interface AitwEpisode {
+  episodeId: string;
+  goal: string;
+  steps: AitwStep[];
+}
+
+/** The five AITW subsets, by the names Auto-UI uses. */
+export const SUBSETS = ['general', 'install', 'google_apps', 'single', 'web_shopping'] as const;
+export type Subset = (typeof SUBSETS)[number];
+
+export interface Splits {
+  train: string[];
+  val: string[];
+  test: string[];
+}
+export type SplitName = keyof Splits;

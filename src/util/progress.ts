@@ -1,0 +1,56 @@
+import cliProgress from 'cli-progress';
+
+export interface Progress {
+  /** Advance by `n` items; `fields` are shown after the counters (e.g. loss). */
+  tick(n?: number, fields?: Record<string, string | number>): void;
+  setTotal(total: number): void;
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  label: string;
+  total: number;
+  unit?: string;
+  /** Silence it (e.g. under --json, or when stderr is not a terminal and CI wants quiet logs). */
+  quiet?: boolean;
+}
+
+/**
+ * A progress bar on stderr with items/s and ETA, so stdout stays clean for --json.
+ * When stderr is not a TTY it degrades to a line every few seconds instead of redraws.
+ */
+export function progress(opts: ProgressOptions): Progress {
+  if (opts.quiet) return { tick() {}, setTotal() {}, stop() {} };
+  const unit = opts.unit ?? 'it';
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: `${opts.label} |{bar}| {value}/{total} ${unit} · {rate} ${unit}/s · ETA {eta_formatted}{extra}`,
+      noTTYOutput: true,
+      notTTYSchedule: 5000,
+      etaBuffer: 50,
+      hideCursor: true,
+      barsize: 24,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const start = Date.now();
+  let done = 0;
+  bar.start(opts.total, 0, { rate: '0.0', extra: '' });
+  return {
+    tick(n = 1, fields) {
+      done += n;
+      const secs = (Date.now() - start) / 1000;
+      const extra = fields
+        ? ' · ' + Object.entries(fields).map(([k, v]) => `${k} ${typeof v === 'number' ? v.toPrecision(4) : v}`).join(' · ')
+        : '';
+      bar.update(done, { rate: (secs > 0 ? done / secs : 0).toFixed(1), extra });
+    },
+    setTotal(total) {
+      bar.setTotal(total);
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Two cores: model tests are CPU-bound, so run files in forks but not more than the machine has.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
