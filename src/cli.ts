@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { registerDataInspect } from './cli/data-inspect.js';
+import { registerDataPrepare } from './cli/data-prepare.js';
+import { registerDataSynth } from './cli/data-synth.js';
 import { registerInfo } from './cli/info.js';
+import { registerScore } from './cli/score.js';
 import { InputError } from './util/errors.js';
 
 const program = new Command('autoui')
@@ -9,6 +13,11 @@ const program = new Command('autoui')
   .showHelpAfterError('(run with --help for usage)');
 
 registerInfo(program);
+const data = program.command('data').description('read, synthesise and prepare AITW data');
+registerDataSynth(data);
+registerDataInspect(data);
+registerDataPrepare(data);
+registerScore(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof InputError) {
