@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { isPresetName, PRESETS } from '../model/config.js';
+import { DEFAULT_TRAIN, train, type TrainOptions } from '../train/trainer.js';
+import { InputError } from '../util/errors.js';
+import { floatOption, intOption, printJson } from './common.js';
+import { formatReport } from '../eval/format_report.js';
+
+export interface TrainCliOptions {
+  data: string;
+  out: string;
+  config: string;
+  epochs: number;
+  lr: number;
+  batch: number;
+  warmupRatio: number;
+  weightDecay: number;
+  clipNorm: number;
+  maxSteps?: number;
+  seed: number;
+  resume?: boolean;
+  subsets?: string;
+  googleAppsFraction: number;
+  valRows: number;
+  saveEvery: number;
+  dropout?: number;
+  json?: boolean;
+}
+
+/** Turns the CLI's flat options into the trainer's, checking names against what exists. */
+export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
+  if (!isPresetName(o.config)) throw new InputError(`unknown config '${o.config}' (one of ${Object.keys(PRESETS).join(', ')})`, '--config');
+  return {
+    ...DEFAULT_TRAIN,
+    data: o.data,
+    out: o.out,
+    preset: o.config,
+    epochs: o.epochs,
+    lr: o.lr,
+    batchSize: o.batch,
+    warmupRatio: o.warmupRatio,
+    weightDecay: o.weightDecay,
+    clipNorm: o.clipNorm,
+    maxSteps: o.maxSteps,
+    seed: o.seed,
+    resume: o.resume ?? false,
+    subsets: o.subsets?.split(',').map((s) => s.trim()).filter(Boolean),
+    subsetFraction: { google_apps: o.googleAppsFraction },
+    valRows: o.valRows,
+    saveEvery: o.saveEvery,
+    modelOverrides: o.dropout === undefined ? undefined : { dropoutRate: o.dropout },
+    quiet: o.json,
+  };
+}
+
+export function addTrainOptions(cmd: Command): Command {
+  const d = DEFAULT_TRAIN;
+  return cmd
+    .option('--config <name>', `model size: ${Object.keys(PRESETS).join(' | ')}`, d.preset)
+    .option('--epochs <n>', 'passes over the training split', intOption('--epochs', 1), d.epochs)
+    .option('--lr <rate>', 'peak learning rate (AdamW)', floatOption('--lr'), d.lr)
+    .option('--batch <n>', 'examples per optimiser step', intOption('--batch', 1), d.batchSize)
+    .option('--warmup-ratio <r>', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio'), d.warmupRatio)
+    .option('--weight-decay <w>', 'decoupled weight decay', floatOption('--weight-decay'), d.weightDecay)
+    .option('--clip-norm <c>', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm'), d.clipNorm)
+    .option('--max-steps <n>', 'stop after this many optimiser steps in total', intOption('--max-steps', 1))
+    .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
+    .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')
+    .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1)', floatOption('--google-apps-fraction'), 0.1)
+    .option('--val-rows <n>', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows'), d.valRows)
+    .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery)
+    .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'));
+}
+
+export function registerTrain(program: Command): void {
+  addTrainOptions(
+    program
+      .command('train')
+      .description('train Auto-UI on prepared shards; keeps last/ (resumable) and best/ (by validation action matching)')
+      .requiredOption('--data <dir>', 'shard directory from `autoui data prepare`')
+      .option('--out <dir>', 'checkpoint directory', 'checkpoints/autoui')
+      .option('--resume', 'continue a killed run from <out>/last exactly (weights, optimiser, data order)')
+      .option('--json', 'print one JSON summary on stdout'),
+  ).action(async (o: TrainCliOptions) => {
+    const r = await train(trainOptionsFrom(o));
+    const summary = { checkpoint: r.checkpoint, last: r.last, steps: r.state.globalStep, epochs: r.state.epoch, history: r.state.history, backend: r.backend.backend, val: r.val };
+    if (o.json) return printJson(summary);
+    console.log(`best checkpoint: ${r.checkpoint}\nlast checkpoint: ${r.last} (step ${r.state.globalStep})`);
+    if (r.val) console.log('\nvalidation (last epoch):\n' + formatReport(r.val));
+  });
+}

@@ -1,0 +1,370 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { loadEncoder } from '../model/vision/index.js';
+import { sameEncoder, type VisionEncoder } from '../model/vision/encoder.js';
+import { InputError } from '../util/errors.js';
+import { expandInputs, readAitwEpisodes, type ReadStats } from './aitw.js';
+import {
+  manifestPath,
+  readManifest,
+  sha256File,
+  SPLIT_NAMES,
+  updateSubset,
+  verifyShard,
+  zeroCounts,
+  type InputFileEntry,
+  type ShardEntry,
+  type SplitCounts,
+  type SubsetEntry,
+} from './manifest.js';
+import { ShardWriter, type ShardRow, type WrittenShard } from './shards.js';
+import { loadSplits, splitOf } from './splits.js';
+import type { AitwAction, AitwEpisode, AitwStep, SplitName } from './types.js';
+
+/**
+ * `data prepare`: AITW episodes → encoder features → Arrow shards under OUT/<subset>/<split>-NNNNN.arrow.
+ *
+ * Determinism and resume: the inputs are read in a fixed order (sorted files, records in file
+ * order), so the i-th row of split s is always the same screen, and shard k of split s always
+ * holds rows k·N … (k+1)·N − 1. A re-run with the same inputs and settings verifies the shards the
+ * manifest lists (size + sha256), re-reads the inputs but skips ENCODING every row that falls in a
+ * verified shard, and writes only the missing shards. Different inputs or settings would place
+ * rows differently, so they are refused (or rebuilt with `overwrite`).
+ */
+
+export const DEFAULT_ROWS_PER_SHARD = 2048;
+export const DEFAULT_BATCH = 32;
+const UNASSIGNED_EXAMPLES = 10;
+
+export interface PrepareProgress {
+  /** Screens read so far (including those in reused shards and those not in any split). */
+  screens: number;
+  encoded: number;
+  reused: number;
+  /** True on the last report, once every input was read. */
+  done: boolean;
+}
+
+export interface PrepareSettings {
+  out: string;
+  subset: string;
+  encoder: VisionEncoder;
+  rowsPerShard?: number;
+  batch?: number;
+  /** The input files in reading order (their names and sizes decide whether a resume is valid). */
+  inputs: InputFileEntry[];
+  splitsFile: { path: string; sha256: string };
+  skipCorrupt?: boolean;
+  /** Rebuild this subset when it was prepared from other inputs or settings (default: refuse). */
+  overwrite?: boolean;
+  onProgress?: (p: PrepareProgress) => void;
+  /** Corrupt-record counters from the reader, recorded in the manifest at the end. */
+  readStats?: ReadStats;
+}
+
+export interface PrepareSummary {
+  out: string;
+  subset: string;
+  encoder: string;
+  /** Rows per split (screens written, or already present). */
+  screens: SplitCounts;
+  episodes: SplitCounts;
+  unassigned: { episodes: number; screens: number; examples: string[] };
+  shards: { written: number; reused: number; total: number };
+  encoded: number;
+  reused: number;
+  records: { read: number; skipped: number };
+  /** True when the subset was already complete and nothing was read. */
+  upToDate: boolean;
+  seconds: number;
+  screensPerSecond: number;
+}
+
+const SUBSET_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export function shardFileName(split: SplitName, index: number): string {
+  return `${split}-${String(index).padStart(5, '0')}.arrow`;
+}
+const SHARD_FILE = /^(train|val|test)-(\d{5,})\.arrow$/;
+
+/** What of the previous run's settings differs from this one's (empty: a resume is valid). */
+function settingsDiff(prev: SubsetEntry, next: SubsetEntry): string[] {
+  const diffs: string[] = [];
+  const key = (xs: InputFileEntry[]) => xs.map((f) => `${basename(f.path)}:${f.bytes}`).join('\n');
+  if (key(prev.inputs) !== key(next.inputs))
+    diffs.push(`input files (${prev.inputs.length} before, ${next.inputs.length} now, or different names/sizes)`);
+  if (prev.splitsFile.sha256 !== next.splitsFile.sha256) diffs.push(`split file contents (${prev.splitsFile.path} → ${next.splitsFile.path})`);
+  if (prev.rowsPerShard !== next.rowsPerShard) diffs.push(`--rows-per-shard (${prev.rowsPerShard} → ${next.rowsPerShard})`);
+  if (prev.skipCorrupt !== next.skipCorrupt) diffs.push(`--skip-corrupt (${prev.skipCorrupt} → ${next.skipCorrupt})`);
+  return diffs;
+}
+
+/** The pure core of `data prepare`: streams episodes into shards. The CLI wiring is `prepareFromFiles`. */
+export async function prepareShards(
+  episodes: AsyncIterable<AitwEpisode>,
+  splitFor: (episodeId: string) => SplitName | undefined,
+  s: PrepareSettings,
+): Promise<PrepareSummary> {
+  const t0 = performance.now();
+  const N = s.rowsPerShard ?? DEFAULT_ROWS_PER_SHARD;
+  const batchSize = s.batch ?? DEFAULT_BATCH;
+  if (!Number.isInteger(N) || N < 1) throw new InputError(`must be a positive integer, got ${N}`, '--rows-per-shard');
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new InputError(`must be a positive integer, got ${batchSize}`, '--batch');
+  if (!SUBSET_NAME.test(s.subset))
+    throw new InputError(`'${s.subset}' is not a usable subset name (letters, digits, '_', '-', '.'; it names a directory)`, '--subset');
+  const info = s.encoder.info;
+  const subsetDir = join(s.out, s.subset);
+
+  const manifest = await readManifest(s.out);
+  if (manifest && Object.keys(manifest.subsets).length > 0 && !sameEncoder(manifest.encoder, info)) {
+    throw new InputError(
+      `this directory holds features of encoder '${manifest.encoder.id}' (${manifest.encoder.patches}×${manifest.encoder.dim}); ` +
+        `this run uses '${info.id}' (${info.patches}×${info.dim}). Encoders cannot be mixed in one directory: use another --out`,
+      manifestPath(s.out),
+    );
+  }
+
+  const now = new Date().toISOString();
+  const entry: SubsetEntry = {
+    inputs: s.inputs,
+    splitsFile: s.splitsFile,
+    rowsPerShard: N,
+    skipCorrupt: s.skipCorrupt ?? false,
+    complete: false,
+    started: now,
+    finished: null,
+    screens: zeroCounts(),
+    episodes: zeroCounts(),
+    unassigned: { episodes: 0, screens: 0, examples: [] },
+    records: { read: 0, skipped: 0 },
+    shards: [],
+  };
+
+  // Which shards of a previous run can be kept.
+  const prev = manifest?.subsets[s.subset];
+  const done = new Map<SplitName, Map<number, ShardEntry>>(SPLIT_NAMES.map((sp) => [sp, new Map()]));
+  if (prev) {
+    const diffs = settingsDiff(prev, entry);
+    if (diffs.length > 0 && !s.overwrite) {
+      throw new InputError(
+        `subset '${s.subset}' was prepared from different ${diffs.join('; ')}; its shards would not line up. ` +
+          `Re-run with the same inputs and settings to resume, or with --overwrite to rebuild it`,
+        manifestPath(s.out),
+      );
+    }
+    if (diffs.length === 0) {
+      for (const e of prev.shards) if (await verifyShard(s.out, e)) done.get(e.split)!.set(e.index, e);
+      if (prev.complete && [...done.values()].reduce((n, m) => n + m.size, 0) === prev.shards.length) {
+        return {
+          out: s.out,
+          subset: s.subset,
+          encoder: info.id,
+          screens: prev.screens,
+          episodes: prev.episodes,
+          unassigned: prev.unassigned,
+          shards: { written: 0, reused: prev.shards.length, total: prev.shards.length },
+          encoded: 0,
+          reused: Object.values(prev.screens).reduce((a, b) => a + b, 0),
+          records: prev.records,
+          upToDate: true,
+          seconds: (performance.now() - t0) / 1000,
+          screensPerSecond: 0,
+        };
+      }
+      entry.started = prev.started;
+    }
+  }
+  entry.shards = [...done.values()].flatMap((m) => [...m.values()]);
+  for (const e of entry.shards) entry.screens[e.split] += e.rows;
+  await removeTempFiles(subsetDir);
+  // Recording the subset (and encoder) before any work stops a run with another encoder meanwhile.
+  await updateSubset(s.out, info, s.subset, entry);
+
+  const record = async (split: SplitName, w: WrittenShard): Promise<void> => {
+    entry.shards.push({ file: `${s.subset}/${shardFileName(split, w.index)}`, split, index: w.index, rows: w.rows, bytes: w.bytes, sha256: w.sha256 });
+    entry.screens[split] += w.rows;
+    await updateSubset(s.out, info, s.subset, entry);
+  };
+  const writers = new Map<SplitName, ShardWriter>(
+    SPLIT_NAMES.map((split) => [
+      split,
+      new ShardWriter({
+        encoder: info,
+        rowsPerShard: N,
+        pathFor: (k) => join(subsetDir, shardFileName(split, k)),
+        onShard: (w) => record(split, w),
+      }),
+    ]),
+  );
+
+  interface Pending {
+    split: SplitName;
+    index: number;
+    step: AitwStep;
+    episodeActions: AitwAction[];
+  }
+  let pending: Pending[] = [];
+  const rowCount = zeroCounts();
+  const progress: PrepareProgress = { screens: 0, encoded: 0, reused: 0, done: false };
+
+  const encodePending = async (): Promise<void> => {
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    let features: Float32Array[];
+    try {
+      features = await s.encoder.encode(batch.map((p) => p.step.image));
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      const i = Number(/image (\d+) of the batch/.exec(err.message)?.[1] ?? NaN);
+      const at = batch[i];
+      throw at ? new InputError(err.message.replace(/^.*?: /, ''), `episode ${at.step.episodeId} step ${at.step.stepId} (screen)`) : err;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const { split, index, step, episodeActions } = batch[i]!;
+      const row: ShardRow = {
+        episodeId: step.episodeId,
+        subset: s.subset,
+        split,
+        stepId: step.stepId,
+        episodeLength: step.episodeLength,
+        goal: step.goal,
+        imageHeight: step.image.height,
+        imageWidth: step.image.width,
+        screen: features[i]!,
+        action: step.action,
+        annotations: step.annotations,
+        episodeActions,
+      };
+      await writers.get(split)!.put(index, row);
+    }
+    progress.encoded += batch.length;
+    s.onProgress?.(progress);
+  };
+
+  for await (const ep of episodes) {
+    const split = splitFor(ep.episodeId);
+    progress.screens += ep.steps.length;
+    if (!split) {
+      entry.unassigned.episodes++;
+      entry.unassigned.screens += ep.steps.length;
+      if (entry.unassigned.examples.length < UNASSIGNED_EXAMPLES) entry.unassigned.examples.push(ep.episodeId);
+      continue;
+    }
+    entry.episodes[split]++;
+    const episodeActions = ep.steps.map((st) => st.action);
+    for (const step of ep.steps) {
+      const index = rowCount[split]++;
+      if (done.get(split)!.has(Math.floor(index / N))) {
+        progress.reused++;
+        continue;
+      }
+      pending.push({ split, index, step, episodeActions });
+      if (pending.length >= batchSize) await encodePending();
+    }
+    s.onProgress?.(progress);
+  }
+  await encodePending();
+  for (const w of writers.values()) await w.close();
+  progress.done = true;
+  s.onProgress?.(progress);
+
+  // Kept shards must still fit the rows this run saw; otherwise the inputs changed under the same names.
+  for (const split of SPLIT_NAMES) {
+    for (const [k, e] of done.get(split)!) {
+      const expected = Math.min(N, rowCount[split] - k * N);
+      if (e.rows !== expected)
+        throw new InputError(
+          `kept shard ${e.file} has ${e.rows} rows but this run puts ${Math.max(0, expected)} rows there: the inputs changed. Re-run with --overwrite`,
+          manifestPath(s.out),
+        );
+    }
+    if (entry.screens[split] !== rowCount[split])
+      throw new Error(`prepare: split ${split} has ${entry.screens[split]} rows in shards but ${rowCount[split]} were read`);
+  }
+  entry.complete = true;
+  entry.finished = new Date().toISOString();
+  entry.records = s.readStats ? { read: s.readStats.records, skipped: s.readStats.skipped } : entry.records;
+  entry.shards.sort((a, b) => SPLIT_NAMES.indexOf(a.split) - SPLIT_NAMES.indexOf(b.split) || a.index - b.index);
+  await updateSubset(s.out, info, s.subset, entry);
+  await removeStrayShards(subsetDir, new Set(entry.shards.map((e) => basename(e.file))));
+
+  const seconds = (performance.now() - t0) / 1000;
+  const written = [...writers.values()].reduce((n, w) => n + w.written.length, 0);
+  return {
+    out: s.out,
+    subset: s.subset,
+    encoder: info.id,
+    screens: entry.screens,
+    episodes: entry.episodes,
+    unassigned: entry.unassigned,
+    shards: { written, reused: entry.shards.length - written, total: entry.shards.length },
+    encoded: progress.encoded,
+    reused: progress.reused,
+    records: entry.records,
+    upToDate: false,
+    seconds,
+    screensPerSecond: seconds > 0 ? progress.screens / seconds : 0,
+  };
+}
+
+/** Temp files of a crashed writer (`x.arrow.tmp-<pid>-<hex>`). */
+async function removeTempFiles(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (/\.arrow\.tmp-/.test(n)) await rm(join(dir, n), { force: true });
+}
+
+/** Shard files the manifest no longer lists (e.g. after --overwrite with fewer rows). */
+async function removeStrayShards(dir: string, keep: Set<string>): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (SHARD_FILE.test(n) && !keep.has(n)) await rm(join(dir, n), { force: true });
+}
+
+export interface PrepareRequest {
+  inputs: string[];
+  splits: string;
+  subset: string;
+  out: string;
+  encoder?: string;
+  rowsPerShard?: number;
+  batch?: number;
+  skipCorrupt?: boolean;
+  overwrite?: boolean;
+  /** Progress with an estimate of the total screens (from the bytes of the input files already read). */
+  onProgress?: (p: PrepareProgress & { estimatedTotal: number }) => void;
+}
+
+/** `autoui data prepare` end to end: expand inputs, load splits and encoder, read TFRecords, write shards. */
+export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSummary> {
+  const files = await expandInputs(req.inputs);
+  const inputs: InputFileEntry[] = await Promise.all(files.map(async (f) => ({ path: resolve(f), bytes: (await stat(f)).size })));
+  const splits = await loadSplits(req.splits);
+  const encoder = await loadEncoder(req.encoder ?? 'builtin');
+  const stats: ReadStats = { records: 0, skipped: 0, files: 0 };
+  const totalBytes = inputs.reduce((n, f) => n + f.bytes, 0);
+  const onProgress = req.onProgress
+    ? (p: PrepareProgress) => {
+        // Files are read in order; those before the one being read are finished.
+        const doneBytes = inputs.slice(0, Math.max(0, stats.files - 1)).reduce((n, f) => n + f.bytes, 0);
+        const estimatedTotal = p.done ? p.screens : doneBytes > 0 ? Math.round((p.screens * totalBytes) / doneBytes) : 0;
+        req.onProgress!({ ...p, estimatedTotal: Math.max(estimatedTotal, p.screens) });
+      }
+    : undefined;
+  try {
+    return await prepareShards(readAitwEpisodes(files, { skipCorrupt: req.skipCorrupt, stats }), splitOf(splits), {
+      out: req.out,
+      subset: req.subset,
+      encoder,
+      rowsPerShard: req.rowsPerShard,
+      batch: req.batch,
+      inputs,
+      splitsFile: { path: resolve(req.splits), sha256: await sha256File(req.splits) },
+      skipCorrupt: req.skipCorrupt ?? false,
+      overwrite: req.overwrite,
+      onProgress,
+      readStats: stats,
+    });
+  } finally {
+    encoder.dispose?.();
+  }
+}

@@ -1,0 +1,225 @@
+import { APPS, SHOP_SITES, STORE_APPS, appById } from './apps.js';
+import {
+  APP_QUERIES,
+  ORDINALS,
+  PRODUCT_QUERIES,
+  appSearchGoal,
+  installGoal,
+  openAppGoal,
+  shoppingGoal,
+  siteGoal,
+  toggleGoal,
+  webSearchGoal,
+} from './goals.js';
+import type { Element } from './layout.js';
+import type { Rng } from './rng.js';
+import { drawerHasMore, layoutScreen } from './screens.js';
+import { fieldOf, inCart, launchScreen, type Screen, type UiEvent, type UiState } from './state.js';
+import { TOGGLE_SETTINGS, homeApps, type ScreenSize, type World } from './world.js';
+
+/** Oracle policies: each task is a list of stages; a stage acts until its condition holds. */
+
+export interface Stage {
+  done: (s: UiState) => boolean;
+  act: (s: UiState, els: Element[]) => UiEvent;
+}
+
+export interface Task {
+  goal: string;
+  stages: Stage[];
+  /** Apps the world must (not) have installed for this task. */
+  mustInstall?: string[];
+  mustNotInstall?: string[];
+}
+
+const tap = (target: string): UiEvent => ({ kind: 'tap', target });
+const has = (els: Element[], id: string): boolean => els.some((e) => e.id === id);
+
+/** Whether the screen is (a screen of) the app. */
+export function inApp(sc: Screen, appId: string): boolean {
+  const home = launchScreen(appId);
+  if (home.kind === 'app') return sc.kind === 'app' && sc.app === appId;
+  const family: Record<string, Screen['kind'][]> = {
+    settings: ['settings'],
+    browser: ['browser', 'web_results', 'webpage', 'shop_home', 'shop_results', 'shop_product', 'shop_cart'],
+    store_home: ['store_home', 'store_results', 'store_app'],
+    google: ['google', 'web_results', 'webpage'],
+  };
+  return (family[home.kind] ?? []).includes(sc.kind);
+}
+
+/** Gets to an app from anywhere: home, then the home grid or the app drawer (scrolling its pages). */
+export function navigateTo(appId: string, size: ScreenSize): Stage {
+  return {
+    done: (s) => inApp(s.screen, appId),
+    act: (s, els) => {
+      const sc = s.screen;
+      if (sc.kind === 'home') return has(els, `app:${appId}`) ? tap(`app:${appId}`) : { kind: 'swipe', dir: 'up' };
+      if (sc.kind === 'drawer') {
+        if (has(els, `app:${appId}`)) return tap(`app:${appId}`);
+        return drawerHasMore(s.world, size, sc.page) ? { kind: 'swipe', dir: 'up' } : { kind: 'swipe', dir: 'down' };
+      }
+      return { kind: 'home' };
+    },
+  };
+}
+
+/** Focuses the screen's field, types `text`, and (unless `submitted` says it is done) nothing more. */
+function fill(text: string, done: (s: UiState) => boolean, fieldId = 'field'): Stage {
+  return {
+    done,
+    act: (s) => {
+      const f = fieldOf(s.screen);
+      if (f?.focused) {
+        if (f.text === text) return { kind: 'enter' };
+        // Field holds something else: the oracle does not clear text, tasks never need it.
+        return { kind: 'type', text };
+      }
+      return tap(fieldId);
+    },
+  };
+}
+
+const screenIs =
+  (...kinds: Screen['kind'][]) =>
+  (s: UiState): boolean =>
+    kinds.includes(s.screen.kind);
+
+/** Taps `id` once visible, swiping up to find it. */
+function reach(id: string, done: (s: UiState) => boolean): Stage {
+  return { done, act: (_s, els) => (has(els, id) ? tap(id) : { kind: 'swipe', dir: 'up' }) };
+}
+
+export type Family = (rng: Rng, world: World | null, size: ScreenSize) => Task;
+
+/** "Open X": any installed app. */
+export const openAppTask =
+  (pool: (a: (typeof APPS)[number]) => boolean): Family =>
+  (rng, _w, size) => {
+    const app = rng.pick(APPS.filter(pool));
+    return { goal: openAppGoal(rng, app), stages: [navigateTo(app.id, size)], mustInstall: [app.id] };
+  };
+
+/** Web search from the home widget, the Google app or Chrome; ends on the results page. */
+export const webSearchTask: Family = (rng, _w, size) => {
+  const { goal, query } = webSearchGoal(rng);
+  const via = rng.pick(['widget', 'google', 'chrome'] as const);
+  const results = (s: UiState): boolean => s.screen.kind === 'web_results';
+  const start: Stage =
+    via === 'widget'
+      ? {
+          done: (s) => s.screen.kind === 'google' || results(s),
+          act: (s) => (s.screen.kind === 'home' ? tap('home_search') : { kind: 'home' }),
+        }
+      : navigateTo(via, size);
+  return { goal, stages: [start, fill(query, results)] };
+};
+
+export const toggleTask: Family = (rng, _w, size) => {
+  const item = rng.pick(TOGGLE_SETTINGS);
+  const on = rng.chance(0.5);
+  return {
+    goal: toggleGoal(rng, item.label, on),
+    stages: [navigateTo('settings', size), reach(`toggle:${item.key}`, (s) => s.toggles[item.key] === on)],
+  };
+};
+
+export const installTask: Family = (rng, _w, size) => {
+  const app = rng.pick(STORE_APPS);
+  const viaPage = rng.chance(0.4);
+  const installing = (s: UiState): boolean => s.installing.includes(app.id);
+  const pick: Stage = {
+    done: installing,
+    act: (s) => (viaPage && s.screen.kind === 'store_results' ? tap(`store_item:${app.id}`) : tap(`install:${app.id}`)),
+  };
+  return {
+    goal: installGoal(rng, app),
+    stages: [navigateTo('playstore', size), fill(app.name, screenIs('store_results', 'store_app')), pick],
+    mustNotInstall: [app.id],
+  };
+};
+
+export const appSearchTask: Family = (rng, _w, size) => {
+  const appId = rng.pick(Object.keys(APP_QUERIES));
+  const app = appById(appId);
+  const query = rng.pick(APP_QUERIES[appId]!);
+  return {
+    goal: appSearchGoal(rng, app, query),
+    stages: [navigateTo(appId, size), fill(query, (s) => s.screen.kind === 'app' && s.screen.results !== null)],
+    mustInstall: [appId],
+  };
+};
+
+export const siteTask: Family = (rng, w, size) => {
+  const site = rng.pick(SHOP_SITES);
+  return { goal: siteGoal(rng, site.domain), stages: [navigateTo('chrome', size), openSite(site.id, site.domain, w, rng)] };
+};
+
+function openSite(siteId: string, domain: string, w: World | null, rng: Rng): Stage {
+  const viaTile = rng.chance(0.4) && (w?.tiles.includes(siteId) ?? false);
+  const typing = fill(domain, () => false);
+  return {
+    done: (s) => s.screen.kind.startsWith('shop_'),
+    act: (s, els) => (viaTile && s.screen.kind === 'browser' && !fieldOf(s.screen)?.focused && has(els, `tile:${siteId}`) ? tap(`tile:${siteId}`) : typing.act(s, els)),
+  };
+}
+
+export const shoppingTask: Family = (rng, w, size) => {
+  const site = rng.pick(SHOP_SITES);
+  const query = rng.pick(PRODUCT_QUERIES);
+  const nth = rng.weighted<number>([
+    [0, 0.6],
+    [1, 0.25],
+    [2, 0.15],
+  ]);
+  const viaPage = rng.chance(0.3);
+  const viewCart = rng.chance(0.25);
+  const added = (s: UiState): boolean => s.cart.length > 0;
+  const add: Stage = {
+    done: added,
+    act: (s, els) => {
+      if (s.screen.kind === 'shop_product') return tap('add');
+      const id = viaPage ? `product:${nth}` : `add:${nth}`;
+      return has(els, id) ? tap(id) : { kind: 'swipe', dir: 'up' };
+    },
+  };
+  const stages = [
+    navigateTo('chrome', size),
+    openSite(site.id, site.domain, w, rng),
+    fill(query, screenIs('shop_results', 'shop_product', 'shop_cart')),
+    add,
+  ];
+  if (viewCart) stages.push({ done: screenIs('shop_cart'), act: () => tap('cart') });
+  return { goal: shoppingGoal(rng, site.domain, query, nth, viewCart), stages };
+};
+
+/** Which families make up each subset, with weights (shaped after AITW's subsets). */
+export const SUBSET_FAMILIES: Record<'general' | 'install' | 'google_apps' | 'web_shopping', [Family, number][]> = {
+  general: [
+    [openAppTask(() => true), 0.35],
+    [webSearchTask, 0.45],
+    [siteTask, 0.2],
+  ],
+  install: [
+    [installTask, 0.85],
+    [openAppTask((a) => a.id === 'playstore'), 0.15],
+  ],
+  google_apps: [
+    [toggleTask, 0.45],
+    [openAppTask((a) => a.kind !== 'third_party'), 0.3],
+    [appSearchTask, 0.25],
+  ],
+  web_shopping: [
+    [shoppingTask, 0.9],
+    [siteTask, 0.1],
+  ],
+};
+
+/** Runs stages: the next event, or null when every stage is done. */
+export function nextEvent(task: Task, s: UiState, size: ScreenSize): UiEvent | null {
+  const stage = task.stages.find((st) => !st.done(s));
+  if (!stage) return null;
+  return stage.act(s, layoutScreen(s, size));
+}
+
+export { homeApps, ORDINALS, inCart };

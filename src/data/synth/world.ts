@@ -1,0 +1,175 @@
+import { APPS, PREINSTALLED, SHOP_SITES, STORE_APPS, appById } from './apps.js';
+import type { Rng } from './rng.js';
+
+export interface ScreenSize {
+  width: number;
+  height: number;
+}
+
+export interface Theme {
+  dark: boolean;
+  /** App backgrounds and text. */
+  surface: string;
+  surfaceAlt: string;
+  onSurface: string;
+  muted: string;
+  divider: string;
+  accent: string;
+  /** Home-screen wallpaper: a two-colour gradient. */
+  wallpaper: [string, string];
+  wallpaperVertical: boolean;
+}
+
+export interface SettingItem {
+  key: string;
+  label: string;
+  /** Toggle rows have a switch; the others open a sub page and show a summary line. */
+  toggle: boolean;
+  summary: string;
+  glyph: 'wifi' | 'bluetooth' | 'airplane' | 'moon' | 'bell' | 'pin' | 'battery' | 'bolt' | 'gear' | 'phone' | 'globe' | 'sun' | 'share';
+}
+
+export const TOGGLE_SETTINGS: readonly SettingItem[] = [
+  { key: 'wifi', label: 'Wi-Fi', toggle: true, summary: '', glyph: 'wifi' },
+  { key: 'bluetooth', label: 'Bluetooth', toggle: true, summary: '', glyph: 'bluetooth' },
+  { key: 'airplane', label: 'Airplane mode', toggle: true, summary: '', glyph: 'airplane' },
+  { key: 'dark', label: 'Dark theme', toggle: true, summary: '', glyph: 'moon' },
+  { key: 'dnd', label: 'Do Not Disturb', toggle: true, summary: '', glyph: 'bell' },
+  { key: 'location', label: 'Location', toggle: true, summary: '', glyph: 'pin' },
+  { key: 'battery_saver', label: 'Battery Saver', toggle: true, summary: '', glyph: 'battery' },
+  { key: 'nfc', label: 'NFC', toggle: true, summary: '', glyph: 'share' },
+  { key: 'mobile_data', label: 'Mobile data', toggle: true, summary: '', glyph: 'phone' },
+  { key: 'hotspot', label: 'Hotspot', toggle: true, summary: '', glyph: 'globe' },
+  { key: 'autorotate', label: 'Auto-rotate', toggle: true, summary: '', glyph: 'bolt' },
+];
+const PAGE_SETTINGS: readonly SettingItem[] = [
+  { key: 'display', label: 'Display', toggle: false, summary: 'Brightness, font size', glyph: 'sun' },
+  { key: 'sound', label: 'Sound & vibration', toggle: false, summary: 'Volume, ringtone', glyph: 'bell' },
+  { key: 'apps', label: 'Apps', toggle: false, summary: 'Recent apps, defaults', glyph: 'gear' },
+  { key: 'storage', label: 'Storage', toggle: false, summary: '43% used', glyph: 'gear' },
+  { key: 'security', label: 'Security', toggle: false, summary: 'Screen lock', glyph: 'gear' },
+  { key: 'battery', label: 'Battery', toggle: false, summary: '87%', glyph: 'battery' },
+  { key: 'notifications', label: 'Notifications', toggle: false, summary: 'History, conversations', glyph: 'bell' },
+  { key: 'about', label: 'About phone', toggle: false, summary: 'Pixel', glyph: 'phone' },
+];
+
+export const DEVICES = ['Pixel 2', 'Pixel 3', 'Pixel 3a', 'Pixel 4', 'Pixel 5', 'Pixel 6'] as const;
+export const API_LEVELS = [28, 29, 30, 31, 32] as const;
+
+/** Everything about one episode's phone that stays fixed while the episode runs. */
+export interface World {
+  theme: Theme;
+  time: string;
+  battery: number;
+  date: string;
+  deviceType: string;
+  androidApiLevel: number;
+  installed: string[];
+  /** Home grid cells, row-major, 4 per row; null = empty cell. */
+  home: (string | null)[];
+  dock: string[];
+  homeSearchAtTop: boolean;
+  /** App drawer order (all installed apps). */
+  drawer: string[];
+  settings: SettingItem[];
+  /** Site ids of the Chrome new-tab shortcut tiles. */
+  tiles: string[];
+  /** Apps the Play Store home lists. */
+  storeFeatured: string[];
+}
+
+const ACCENTS = ['#1a73e8', '#0b8043', '#d93025', '#9334e6', '#e37400', '#007b83', '#c2185b'];
+const WALLPAPERS = ['#1b3a4b', '#3d1e6d', '#0f4c3a', '#5c2a1e', '#22313f', '#4a4e69', '#7b2d26', '#16425b', '#2f3e46', '#6a4c93', '#335c67', '#9e2a2b', '#c9ada7', '#e0c3a0', '#a8dadc', '#f4a261'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+export const STATUS_H = 12;
+export const NAV_H = 10;
+export const HOME_CELL_H = 44;
+export const DOCK_H = 36;
+
+/** Number of home-grid rows that fit, in layout units (see layout.ts: 1 unit = width / 160 pixels). */
+export function homeRows(size: ScreenSize): number {
+  const u = size.width / 160;
+  const usable = size.height / u - STATUS_H - NAV_H - DOCK_H - 52;
+  return Math.max(2, Math.floor(usable / HOME_CELL_H));
+}
+
+function makeTheme(rng: Rng): Theme {
+  const dark = rng.chance(0.35);
+  const [w1, w2] = rng.sample(WALLPAPERS, 2) as [string, string];
+  return {
+    dark,
+    surface: dark ? '#121212' : '#ffffff',
+    surfaceAlt: dark ? '#2a2a2e' : '#eef1f6',
+    onSurface: dark ? '#e8eaed' : '#202124',
+    muted: dark ? '#9aa0a6' : '#5f6368',
+    divider: dark ? '#3c4043' : '#dadce0',
+    accent: rng.pick(ACCENTS),
+    wallpaper: [w1, w2],
+    wallpaperVertical: rng.chance(0.5),
+  };
+}
+
+/**
+ * A random phone for one episode: theme, clock, which third-party apps are installed, where every
+ * app sits on the home screen and in the drawer, and the order of the settings list. Targets thus
+ * have no fixed position across episodes.
+ * `mustInstall` apps are installed; `mustNotInstall` ones are left for the Play Store.
+ */
+export function makeWorld(
+  rng: Rng,
+  size: ScreenSize,
+  opts: { mustInstall?: string[]; mustNotInstall?: string[] } = {},
+): World {
+  const theme = makeTheme(rng);
+  const hour = rng.int(1, 12);
+  const minute = rng.int(0, 59);
+  const never = new Set(opts.mustNotInstall ?? []);
+  const extra = rng
+    .sample(
+      STORE_APPS.filter((a) => !never.has(a.id)),
+      rng.int(3, 16),
+    )
+    .map((a) => a.id);
+  const installed = [...new Set([...PREINSTALLED.map((a) => a.id), ...extra, ...(opts.mustInstall ?? [])])].filter(
+    (id) => !never.has(id),
+  );
+
+  const dockPool = ['phone', 'messages', 'camera', 'gmail', 'photos', 'maps', 'youtube'];
+  // Chrome always sits in the dock, as on stock Pixels, which keeps web tasks within 10 steps.
+  const dock = rng.shuffle(['chrome', ...rng.sample(dockPool, 3)]);
+  const cells = homeRows(size) * 4;
+  const candidates = rng.shuffle(installed.filter((id) => !dock.includes(id)));
+  const onHome = candidates.slice(0, rng.int(Math.min(6, cells), Math.min(cells - 2, 16)));
+  const home: (string | null)[] = rng.shuffle([...onHome, ...Array<null>(Math.max(0, cells - onHome.length)).fill(null)]);
+
+  const settings = rng.shuffle([...TOGGLE_SETTINGS, ...rng.sample(PAGE_SETTINGS, rng.int(3, 7))]);
+  return {
+    theme,
+    time: `${hour}:${String(minute).padStart(2, '0')}`,
+    battery: rng.int(8, 100),
+    date: `${rng.pick(DAYS)}, ${rng.pick(MONTHS)} ${rng.int(1, 28)}`,
+    deviceType: rng.pick(DEVICES),
+    androidApiLevel: rng.pick(API_LEVELS),
+    installed,
+    home,
+    dock,
+    homeSearchAtTop: rng.chance(0.5),
+    drawer: rng.shuffle(installed),
+    settings,
+    tiles: rng.sample(SHOP_SITES, rng.int(4, 7)).map((s) => s.id),
+    storeFeatured: rng.sample(STORE_APPS, 8).map((a) => a.id),
+  };
+}
+
+/** Apps visible on the home screen (grid and dock). */
+export function homeApps(world: World): string[] {
+  return [...world.home.filter((x): x is string => x !== null), ...world.dock];
+}
+
+export function isInstalled(world: World, appId: string): boolean {
+  return world.installed.includes(appId);
+}
+
+export { APPS, appById };

@@ -1,0 +1,69 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { ActionCodec, DecodedTarget } from '../model/codec.js';
+import { TargetConstraint, type ConstraintState } from '../model/constrained.js';
+
+/** What decoding needs from a model: fused encoder states, then one token at a time with cached keys/values. */
+export interface IncrementalDecoder<State> {
+  readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number };
+  encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D): tf.Tensor3D;
+  startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
+  decodeStep(state: State, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: State };
+  disposeState?(state: State): void;
+}
+
+export interface Generated {
+  ids: number[];
+  result: DecodedTarget;
+}
+
+/**
+ * Batched greedy decoding under the target grammar: at every step the logits of tokens the grammar
+ * forbids are −∞, so the model can only emit well-formed actions; a sequence that runs out of length
+ * is reported invalid, never repaired.
+ */
+export function greedyDecode<S>(
+  model: IncrementalDecoder<S>,
+  codec: ActionCodec,
+  constraint: TargetConstraint,
+  batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D; screen: tf.Tensor3D },
+  maxLen = codec.config.maxTargetTokens,
+): Generated[] {
+  const B = batch.inputIds.shape[0];
+  const V = constraint.vocabSize;
+  const hFuse = model.encode(batch.inputIds, batch.inputMask, batch.screen);
+  let state = model.startDecoding(hFuse, batch.inputMask);
+  hFuse.dispose();
+  const states: ConstraintState[] = Array.from({ length: B }, () => constraint.initial());
+  const out: number[][] = Array.from({ length: B }, () => []);
+  let tokens = new Int32Array(B).fill(model.config.decoderStartTokenId);
+  const masks = new Float32Array(B * V);
+  for (let t = 0; t < maxLen && !states.every((s) => constraint.isDone(s)); t++) {
+    const tokenT = tf.tensor1d(tokens, 'int32');
+    const r = model.decodeStep(state, tokenT);
+    tokenT.dispose();
+    if (model.disposeState && r.state !== state) model.disposeState(state);
+    state = r.state;
+    constraint.fillMasks(states, masks);
+    const nextT = tf.tidy(() => {
+      const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
+      return tf.argMax(tf.add(logits, tf.tensor2d(masks, [B, V])), 1);
+    });
+    r.logits.dispose();
+    const next = nextT.dataSync() as Int32Array;
+    nextT.dispose();
+    tokens = new Int32Array(B).fill(model.config.padTokenId);
+    for (let b = 0; b < B; b++) {
+      if (constraint.isDone(states[b]!)) continue;
+      states[b] = constraint.advance(states[b]!, next[b]!);
+      out[b]!.push(next[b]!);
+      tokens[b] = next[b]!;
+    }
+  }
+  model.disposeState?.(state);
+  return out.map((ids, b) => ({
+    ids,
+    result: constraint.isDone(states[b]!)
+      ? codec.decodeTarget(ids)
+      : { ok: false as const, error: `no end of sequence within ${maxLen} tokens` },
+  }));
+}

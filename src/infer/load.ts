@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { AutoUiModel } from '../model/autoui.js';
+import { ActionCodec } from '../model/codec.js';
+import { validateConfig } from '../model/config.js';
+import { loadWeightsInto, readCheckpointMeta } from '../train/checkpoint.js';
+import type { AutoUiCheckpointMeta } from '../train/trainer.js';
+
+export interface LoadedCheckpoint {
+  dir: string;
+  meta: AutoUiCheckpointMeta;
+  model: AutoUiModel;
+  codec: ActionCodec;
+}
+
+/** Loads a checkpoint directory; a training output dir (with best/ and last/) resolves to its best/. */
+export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+  const resolved = !existsSync(join(dir, 'config.json')) && existsSync(join(dir, 'best', 'config.json')) ? join(dir, 'best') : dir;
+  const meta: AutoUiCheckpointMeta = await readCheckpointMeta(resolved);
+  const config = validateConfig(meta.model, join(resolved, 'config.json'));
+  const model = new AutoUiModel(config, 0);
+  await loadWeightsInto(resolved, model.namedWeights());
+  return { dir: resolved, meta, model, codec: ActionCodec.fromJSON(meta.codec) };
+}

@@ -1,0 +1,169 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { InputError } from '../util/errors.js';
+import { validateConfig, type ModelConfig } from './config.js';
+import { fuseScreen, type FusionWeights } from './fusion.js';
+import { tokenCrossEntropy, type DropoutRng } from './layers.js';
+import { ParamStore, parameterSpecs } from './params.js';
+import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
+
+export type { DecoderState } from './t5.js';
+
+/** Label value that contributes no loss (HF convention). */
+export const IGNORE_INDEX = -100;
+
+export interface AutoUiBatch {
+  /** [B, L] int32 token ids of {goal, previous actions}. */
+  inputIds: tf.Tensor2D;
+  /** [B, L] 1 for real tokens, 0 for padding. */
+  inputMask: tf.Tensor2D;
+  /** [B, P, screenDim] float32 frozen vision features. */
+  screen: tf.Tensor3D;
+  /** [B, P] 1 for real patches, 0 for padding; omitted = all real. */
+  screenMask?: tf.Tensor2D;
+  /** [B, T] int32 target ids; IGNORE_INDEX (-100) where no loss is wanted. */
+  labels: tf.Tensor2D;
+}
+
+/** Auto-UI: T5 encoder → screen interaction + gated fusion → T5 decoder (paper §3). */
+export class AutoUiModel {
+  readonly config: ModelConfig;
+  readonly params: ParamStore;
+  private readonly seed: number;
+  private dropoutCalls = 0;
+
+  constructor(config: ModelConfig, seed = 0) {
+    this.config = validateConfig({ ...config });
+    this.seed = seed >>> 0;
+    this.params = new ParamStore(parameterSpecs(this.config), this.seed);
+  }
+
+  trainableVariables(): tf.Variable[] {
+    return this.params.variables();
+  }
+
+  /** HF tensor name → live variable (HF shape). */
+  namedWeights(): Map<string, tf.Variable> {
+    return this.params.namedWeights();
+  }
+
+  parameterCount(): number {
+    return this.params.parameterCount();
+  }
+
+  /** Language encoder + screen interaction + gated fusion: H_fuse [B, L, d]. */
+  encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): tf.Tensor3D {
+    return this.encodeWithGate(inputIds, inputMask, screen, screenMask, training).fused;
+  }
+
+  /** As encode, also returning the fusion gate λ [B, L, d]. */
+  encodeWithGate(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): { fused: tf.Tensor3D; gate: tf.Tensor3D } {
+    this.checkEncoderInputs(inputIds, inputMask, screen, screenMask);
+    return tf.tidy(() => {
+      const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
+      return fuseScreen(language, screen, screenMask, this.fusionWeights());
+    });
+  }
+
+  /** Teacher-forced decoder: logits [B, T, V] for decoderInputIds [B, T] over H_fuse. */
+  decode(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D, decoderInputIds: tf.Tensor2D, training = false): tf.Tensor3D {
+    if (decoderInputIds.rank !== 2 || decoderInputIds.shape[0] !== hFuse.shape[0]) {
+      throw new InputError(`decoderInputIds must be [B=${hFuse.shape[0]}, T], got [${decoderInputIds.shape.join(', ')}]`, 'decode');
+    }
+    return tf.tidy(() => {
+      const hidden = decoderStack(this.params, this.config, decoderInputIds, hFuse, inputMask, this.rng(training));
+      return lmHead(this.params, this.config, hidden);
+    });
+  }
+
+  /** Decoder inputs for teacher forcing: labels shifted right behind the start token, -100 → pad. */
+  shiftRight(labels: tf.Tensor2D): tf.Tensor2D {
+    return tf.tidy(() => {
+      const [b, t] = labels.shape;
+      const start = tf.fill([b, 1], this.config.decoderStartTokenId, 'int32');
+      const shifted = tf.concat([start, tf.slice(tf.cast(labels, 'int32'), [0, 0], [b, t - 1])], 1) as tf.Tensor2D;
+      return tf.where(tf.equal(shifted, IGNORE_INDEX), tf.fill([b, t], this.config.padTokenId, 'int32'), shifted);
+    });
+  }
+
+  /** Mean token cross-entropy over labels != -100 (0 when no label counts). */
+  loss(batch: AutoUiBatch, training = false): tf.Scalar {
+    const { labels } = batch;
+    if (labels.rank !== 2 || labels.shape[0] !== batch.inputIds.shape[0]) {
+      throw new InputError(`labels must be [B=${batch.inputIds.shape[0]}, T], got [${labels.shape.join(', ')}]`, 'loss');
+    }
+    return tf.tidy(() => {
+      const hFuse = this.encode(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
+      const logits = this.decode(hFuse, batch.inputMask, this.shiftRight(labels), training);
+      const [b, t, v] = logits.shape;
+      const flatLabels = tf.reshape(tf.cast(labels, 'int32'), [b * t]) as tf.Tensor1D;
+      const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), flatLabels, IGNORE_INDEX);
+      const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
+      return tf.div(tf.sum(perToken), count) as tf.Scalar;
+    });
+  }
+
+  /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */
+  startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): DecoderState {
+    return startDecoder(this.params, this.config, hFuse, inputMask);
+  }
+
+  /**
+   * Feeds one token per row ([B] int32; the first call gets decoderStartTokenId) and returns the
+   * next-token logits [B, V]. Consumes `state` (its self-attention cache is disposed): continue with
+   * the returned state and release the last one with disposeDecoding().
+   */
+  decodeStep(state: DecoderState, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: DecoderState } {
+    if (tokens.rank !== 1 || tokens.shape[0] !== state.batchSize) {
+      throw new InputError(`tokens must be [B=${state.batchSize}], got [${tokens.shape.join(', ')}]`, 'decodeStep');
+    }
+    return decoderStep(this.params, this.config, state, tokens);
+  }
+
+  /** Keeps/reorders batch rows of a decoding state (e.g. beam search); consumes `state`. */
+  selectDecodingRows(state: DecoderState, rows: number[]): DecoderState {
+    for (const r of rows) {
+      if (!Number.isInteger(r) || r < 0 || r >= state.batchSize) throw new InputError(`row ${r} is outside [0, ${state.batchSize})`, 'selectDecodingRows');
+    }
+    return selectDecoderRows(state, rows);
+  }
+
+  disposeDecoding(state: DecoderState): void {
+    disposeDecoderState(state);
+  }
+
+  dispose(): void {
+    this.params.dispose();
+  }
+
+  private fusionWeights(): FusionWeights {
+    const p = this.params;
+    return {
+      screenProj: p.get('screen_proj.weight'),
+      screenProjBias: p.get('screen_proj.bias'),
+      gateLang: p.get('fusion.gate_lang.weight'),
+      gateAttn: p.get('fusion.gate_attn.weight'),
+      gateBias: p.get('fusion.gate_attn.bias'),
+    };
+  }
+
+  private rng(training: boolean): DropoutRng {
+    return {
+      rate: this.config.dropoutRate,
+      training,
+      nextSeed: () => (Math.imul(this.seed ^ 0x9e3779b9, 0x85ebca6b) + this.dropoutCalls++) >>> 0,
+    };
+  }
+
+  private checkEncoderInputs(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): void {
+    const where = 'encode';
+    if (inputIds.rank !== 2) throw new InputError(`inputIds must be [B, L], got [${inputIds.shape.join(', ')}]`, where);
+    const [b, l] = inputIds.shape;
+    if (!tf.util.arraysEqual(inputMask.shape, [b, l])) throw new InputError(`inputMask must be [${b}, ${l}] like inputIds, got [${inputMask.shape.join(', ')}]`, where);
+    if (screen.rank !== 3 || screen.shape[0] !== b || screen.shape[2] !== this.config.screenDim) {
+      throw new InputError(`screen must be [B=${b}, P, screenDim=${this.config.screenDim}], got [${screen.shape.join(', ')}]`, where);
+    }
+    if (screenMask && !tf.util.arraysEqual(screenMask.shape, [b, screen.shape[1]])) {
+      throw new InputError(`screenMask must be [${b}, ${screen.shape[1]}] like screen, got [${screenMask.shape.join(', ')}]`, where);
+    }
+  }
+}

@@ -1,0 +1,338 @@
+/**
+ * Chain-of-action codec: turns Auto-UI's inputs (goal + previous actions) and targets (action plan +
+ * current action) into token ids and back.
+ *
+ * Id layout: text ids [0, T) belong to the tokenizer (T = tokenizer.vocabSize); the codec's special
+ * tokens follow, so any text tokenizer works and the model's vocabulary is `codec.vocabSize`:
+ *   T+0..T+6   action types <TYPE> <DUAL_POINT> <PRESS_BACK> <PRESS_HOME> <PRESS_ENTER> <COMPLETE> <IMPOSSIBLE>
+ *   T+7 <plan> · T+8 <act> · T+9 <hist>
+ *   T+10 ..    <y_0> .. <y_Q>      (Q = coordBins; <y_b> stands for y = b / Q)
+ *   then       <x_0> .. <x_Q>
+ *
+ * Input:  goal-text <hist> { type [ty tx ly lx if DUAL_POINT] [text if TYPE] }* <eos>
+ * Target: <plan> type{1..maxPlan} <act> type [ty tx ly lx if DUAL_POINT] [text if TYPE] <eos>
+ * Text needs no closing token: text ids are all < T and every following token is special (≥ T) or eos.
+ *
+ * Coordinates are quantised to the grid b / Q (round to nearest), so the error is at most half a
+ * step per axis; the scroll fixed points 0.2 / 0.5 / 0.8 lie on the grid when Q is a multiple of 10.
+ */
+import { normalizeAction } from '../data/normalize.js';
+import { ActionType, isActionTypeId, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
+import { InputError } from '../util/errors.js';
+import { tokenString, tokenizerFromJSON, type TextTokenizer, type TokenizerJSON } from './tokenizer.js';
+
+export interface CodecConfig {
+  /** Grid steps per axis: coordinates become b / coordBins, b = 0..coordBins (coordBins + 1 tokens per axis). */
+  coordBins: number;
+  /** Previous actions kept in the input, newest kept first when truncating. */
+  maxHistory: number;
+  /** Action types in the target plan (current action first). */
+  maxPlan: number;
+  /** Input length including eos. */
+  maxInputTokens: number;
+  /** Target length including eos. */
+  maxTargetTokens: number;
+}
+
+export const DEFAULT_CODEC_CONFIG: Readonly<CodecConfig> = {
+  coordBins: 100,
+  maxHistory: 8,
+  maxPlan: 4,
+  maxInputTokens: 128,
+  maxTargetTokens: 48,
+};
+
+export const CODEC_KIND = 'autoui-codec-v1';
+
+export interface CodecJSON {
+  kind: typeof CODEC_KIND;
+  config: CodecConfig;
+  tokenizer: TokenizerJSON;
+}
+
+export type DecodedTarget = { ok: true; action: AitwAction; plan: ActionTypeId[] } | { ok: false; error: string };
+
+/** Order of the action-type tokens (ids T+0..T+6). */
+export const TYPE_TOKEN_ORDER: readonly ActionTypeId[] = [
+  ActionType.TYPE,
+  ActionType.DUAL_POINT,
+  ActionType.PRESS_BACK,
+  ActionType.PRESS_HOME,
+  ActionType.PRESS_ENTER,
+  ActionType.STATUS_TASK_COMPLETE,
+  ActionType.STATUS_TASK_IMPOSSIBLE,
+];
+const TYPE_TOKEN_NAMES: Readonly<Record<ActionTypeId, string>> = {
+  [ActionType.TYPE]: '<TYPE>',
+  [ActionType.DUAL_POINT]: '<DUAL_POINT>',
+  [ActionType.PRESS_BACK]: '<PRESS_BACK>',
+  [ActionType.PRESS_HOME]: '<PRESS_HOME>',
+  [ActionType.PRESS_ENTER]: '<PRESS_ENTER>',
+  [ActionType.STATUS_TASK_COMPLETE]: '<COMPLETE>',
+  [ActionType.STATUS_TASK_IMPOSSIBLE]: '<IMPOSSIBLE>',
+};
+
+const UNUSED: YX = [-1, -1];
+/** Coordinates a hair outside [0, 1] (float noise in recorded data) are clamped; anything further is an error. */
+const COORD_TOLERANCE = 1e-6;
+
+function validateConfig(cfg: CodecConfig, where: string): void {
+  const int = (name: keyof CodecConfig, min: number): void => {
+    const v = cfg[name];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
+      throw new InputError(`must be an integer ≥ ${min}, got ${JSON.stringify(v)}`, `${where}.${name}`);
+    }
+  };
+  int('coordBins', 2);
+  int('maxHistory', 0);
+  int('maxPlan', 1);
+  int('maxInputTokens', 3);
+  // The longest non-text target: <plan> + maxPlan types + <act> + type + 4 coordinates + eos.
+  int('maxTargetTokens', cfg.maxPlan + 8);
+}
+
+function checkCoordinate(p: YX, axis: 0 | 1, where: string): number {
+  const v: unknown = Array.isArray(p) ? p[axis] : undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < -COORD_TOLERANCE || v > 1 + COORD_TOLERANCE) {
+    throw new InputError(`coordinate must be a number in [0, 1], got ${JSON.stringify(v)}`, `${where}[${axis}]`);
+  }
+  return v;
+}
+
+export class ActionCodec {
+  readonly tokenizer: TextTokenizer;
+  readonly config: Readonly<CodecConfig>;
+  readonly vocabSize: number;
+  /** First codec id (= tokenizer.vocabSize). */
+  readonly specialBase: number;
+  readonly planId: number;
+  readonly actId: number;
+  readonly histId: number;
+  /** Id of <y_0>; <y_b> = yBase + b. */
+  readonly yBase: number;
+  /** Id of <x_0>; <x_b> = xBase + b. */
+  readonly xBase: number;
+  private readonly typeIds: Readonly<Record<ActionTypeId, number>>;
+
+  constructor(tokenizer: TextTokenizer, cfg: Partial<CodecConfig> = {}) {
+    const config: CodecConfig = { ...DEFAULT_CODEC_CONFIG, ...cfg };
+    validateConfig(config, 'codec.config');
+    this.tokenizer = tokenizer;
+    this.config = Object.freeze(config);
+    const t = tokenizer.vocabSize;
+    this.specialBase = t;
+    this.typeIds = Object.fromEntries(TYPE_TOKEN_ORDER.map((type, i) => [type, t + i])) as Record<ActionTypeId, number>;
+    this.planId = t + 7;
+    this.actId = t + 8;
+    this.histId = t + 9;
+    this.yBase = t + 10;
+    this.xBase = this.yBase + config.coordBins + 1;
+    this.vocabSize = this.xBase + config.coordBins + 1;
+  }
+
+  get eosId(): number {
+    return this.tokenizer.eosId;
+  }
+
+  typeId(type: ActionTypeId): number {
+    return this.typeIds[type];
+  }
+
+  /** The action type a token stands for, if it is a type token. */
+  typeOf(id: number): ActionTypeId | undefined {
+    const k = id - this.specialBase;
+    return k >= 0 && k < TYPE_TOKEN_ORDER.length ? TYPE_TOKEN_ORDER[k] : undefined;
+  }
+
+  /** Grid index of a normalised coordinate. */
+  quantize(v: number): number {
+    return Math.round(v * this.config.coordBins);
+  }
+
+  dequantize(bin: number): number {
+    return bin / this.config.coordBins;
+  }
+
+  /** Goal + previous actions (oldest first; only the last maxHistory are used), ending with eos. */
+  encodeInput(goal: string, history: readonly AitwAction[]): number[] {
+    const goalIds = this.encodeText(goal, 'goal');
+    const fixed = goalIds.length + 2; // + <hist> + eos
+    if (fixed > this.config.maxInputTokens) {
+      throw new InputError(
+        `goal is ${goalIds.length} tokens; with <hist> and <eos> that exceeds maxInputTokens ${this.config.maxInputTokens}`,
+        'goal',
+      );
+    }
+    const recent = this.config.maxHistory === 0 ? [] : history.slice(-this.config.maxHistory);
+    const offset = history.length - recent.length;
+    const encoded = recent.map((a, i) => this.encodeRaw(a, `history[${offset + i}]`));
+    // Drop whole actions from the oldest end until the input fits.
+    let budget = this.config.maxInputTokens - fixed;
+    let keepFrom = encoded.length;
+    while (keepFrom > 0 && encoded[keepFrom - 1]!.length <= budget) {
+      budget -= encoded[keepFrom - 1]!.length;
+      keepFrom--;
+    }
+    return [...goalIds, this.histId, ...encoded.slice(keepFrom).flat(), this.eosId];
+  }
+
+  /**
+   * Plan (current action's type first; only the first maxPlan are used) then the current action,
+   * normalised per the paper before quantisation. Throws InputError when the target exceeds maxTargetTokens.
+   */
+  encodeTarget(plan: readonly ActionTypeId[], action: AitwAction): number[] {
+    if (plan.length === 0) throw new InputError('plan is empty: it must hold at least the current action type', 'plan');
+    plan.forEach((t, i) => {
+      if (!isActionTypeId(t)) throw new InputError(`not an action type: ${JSON.stringify(t)}`, `plan[${i}]`);
+    });
+    const ids = [
+      this.planId,
+      ...plan.slice(0, this.config.maxPlan).map((t) => this.typeIds[t]),
+      this.actId,
+      ...this.encodeRaw(action, 'action'),
+      this.eosId,
+    ];
+    if (ids.length > this.config.maxTargetTokens) {
+      throw new InputError(
+        `target is ${ids.length} tokens, more than maxTargetTokens ${this.config.maxTargetTokens} (typed text too long?)`,
+        'action.typed_text',
+      );
+    }
+    return ids;
+  }
+
+  /**
+   * Validates the raw action (normalisation would silently turn a NaN or off-screen point into a
+   * scroll), normalises it per the paper, then encodes it.
+   */
+  private encodeRaw(a: AitwAction, where: string): number[] {
+    if (!isActionTypeId(a.action_type)) {
+      throw new InputError(`unknown action type ${JSON.stringify(a.action_type)}`, `${where}.action_type`);
+    }
+    if (a.action_type === ActionType.DUAL_POINT) {
+      for (const field of ['touch_yx', 'lift_yx'] as const) {
+        for (const axis of [0, 1] as const) checkCoordinate(a[field], axis, `${where}.${field}`);
+      }
+    }
+    return this.encodeAction(normalizeAction(a), where);
+  }
+
+  /** type [ty tx ly lx] [text]; fields the type does not use are ignored. */
+  private encodeAction(a: AitwAction, where: string): number[] {
+    const ids = [this.typeIds[a.action_type]];
+    if (a.action_type === ActionType.DUAL_POINT) {
+      ids.push(
+        this.yBase + this.quantizeField(a.touch_yx, 0, `${where}.touch_yx`),
+        this.xBase + this.quantizeField(a.touch_yx, 1, `${where}.touch_yx`),
+        this.yBase + this.quantizeField(a.lift_yx, 0, `${where}.lift_yx`),
+        this.xBase + this.quantizeField(a.lift_yx, 1, `${where}.lift_yx`),
+      );
+    } else if (a.action_type === ActionType.TYPE) {
+      ids.push(...this.encodeText(a.typed_text, `${where}.typed_text`));
+    }
+    return ids;
+  }
+
+  /** Tokenizer errors name no field; this names the one at fault. */
+  private encodeText(text: string, where: string): number[] {
+    if (typeof text !== 'string') throw new InputError(`expected a string, got ${typeof text}`, where);
+    try {
+      return this.tokenizer.encodeText(text);
+    } catch (e) {
+      if (e instanceof InputError) throw new InputError(e.message, where);
+      throw e;
+    }
+  }
+
+  private quantizeField(p: YX, axis: 0 | 1, where: string): number {
+    return this.quantize(Math.min(1, Math.max(0, checkCoordinate(p, axis, where))));
+  }
+
+  /**
+   * Strict parse of generated ids up to the first eos (the decoder start token must not be included).
+   * Anything off the target grammar is an error; nothing is guessed or repaired.
+   */
+  decodeTarget(ids: number[]): DecodedTarget {
+    const end = ids.indexOf(this.eosId);
+    if (end < 0) return { ok: false, error: `no <eos> in ${ids.length} tokens (output truncated?)` };
+    for (let i = 0; i < end; i++) {
+      const id = ids[i]!;
+      if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize) {
+        return { ok: false, error: `token ${i}: id ${id} outside the vocabulary [0, ${this.vocabSize})` };
+      }
+    }
+    const bad = (i: number, expected: string): DecodedTarget => ({
+      ok: false,
+      error: `token ${i}: expected ${expected}, got ${i < end ? this.tokenName(ids[i]!) : '<eos>'}${ids[i] === this.tokenizer.padId ? ' (strip the decoder start token)' : ''}`,
+    });
+    let i = 0;
+    if (ids[i] !== this.planId) return bad(i, '<plan>');
+    i++;
+    const plan: ActionTypeId[] = [];
+    while (i < end && this.typeOf(ids[i]!) !== undefined) plan.push(this.typeOf(ids[i++]!)!);
+    if (plan.length === 0) return bad(i, 'an action type');
+    if (plan.length > this.config.maxPlan) return { ok: false, error: `plan has ${plan.length} action types, more than maxPlan ${this.config.maxPlan}` };
+    if (i >= end || ids[i] !== this.actId) return bad(i, 'an action type or <act>');
+    i++;
+    const type = i < end ? this.typeOf(ids[i]!) : undefined;
+    if (type === undefined) return bad(i, 'an action type');
+    i++;
+    let touch: YX = [...UNUSED];
+    let lift: YX = [...UNUSED];
+    let text = '';
+    if (type === ActionType.DUAL_POINT) {
+      const coords: number[] = [];
+      for (const [k, base] of [this.yBase, this.xBase, this.yBase, this.xBase].entries()) {
+        const id = ids[i]!;
+        if (i >= end || id < base || id > base + this.config.coordBins) {
+          return bad(i, `${base === this.yBase ? '<y_*>' : '<x_*>'} (${['touch y', 'touch x', 'lift y', 'lift x'][k]})`);
+        }
+        coords.push(this.dequantize(id - base));
+        i++;
+      }
+      touch = [coords[0]!, coords[1]!];
+      lift = [coords[2]!, coords[3]!];
+    } else if (type === ActionType.TYPE) {
+      const textIds = ids.slice(i, end);
+      const j = textIds.findIndex((id) => !this.tokenizer.isTextId(id));
+      if (j >= 0) return bad(i + j, 'a text token or <eos>');
+      text = this.tokenizer.decodeText(textIds);
+      i = end;
+    }
+    if (i < end) return bad(i, '<eos>');
+    return { ok: true, plan, action: { action_type: type, touch_yx: touch, lift_yx: lift, typed_text: text } };
+  }
+
+  /** Readable name of any id, for logs and tests. */
+  tokenName(id: number): string {
+    if (id < this.specialBase) return tokenString(this.tokenizer, id);
+    const type = this.typeOf(id);
+    if (type !== undefined) return TYPE_TOKEN_NAMES[type];
+    if (id === this.planId) return '<plan>';
+    if (id === this.actId) return '<act>';
+    if (id === this.histId) return '<hist>';
+    if (id >= this.yBase && id < this.xBase) return `<y_${id - this.yBase}>`;
+    if (id >= this.xBase && id < this.vocabSize) return `<x_${id - this.xBase}>`;
+    return `<invalid ${id}>`;
+  }
+
+  render(ids: number[]): string {
+    return ids.map((id) => this.tokenName(id)).join(' ');
+  }
+
+  toJSON(): CodecJSON {
+    return { kind: CODEC_KIND, config: { ...this.config }, tokenizer: this.tokenizer.toJSON() };
+  }
+
+  static fromJSON(j: CodecJSON): ActionCodec {
+    if (typeof j !== 'object' || j === null || j.kind !== CODEC_KIND) {
+      throw new InputError(`expected kind ${JSON.stringify(CODEC_KIND)}`, 'codec.kind');
+    }
+    if (typeof j.config !== 'object' || j.config === null) throw new InputError('missing config object', 'codec.config');
+    const { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens } = j.config;
+    const config: CodecConfig = { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens };
+    validateConfig(config, 'codec.config'); // before defaults could mask a missing field
+    return new ActionCodec(tokenizerFromJSON(j.tokenizer), config);
+  }
+}
+

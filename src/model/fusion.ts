@@ -1,0 +1,57 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { paddingBias } from './attention.js';
+import { dense } from './layers.js';
+
+/*
+ * Auto-UI's screen interaction and gated fusion (paper §3, equations in DESIGN.md):
+ *   H'_screen = W·H_screen
+ *   H_attn    = softmax(Q Kᵀ / √d) V,   Q = H_language, K = V = H'_screen   (one head)
+ *   λ         = sigmoid(W_l·H_language + W_v·H_attn)
+ *   H_fuse    = (1 − λ)·H_language + λ·H_attn
+ */
+
+export interface FusionWeights {
+  /** W [d, screenDim] and its bias [d] (HF layout). */
+  screenProj: tf.Tensor2D;
+  screenProjBias: tf.Tensor1D;
+  /** W_l and W_v [d, d], and the gate bias [d]. */
+  gateLang: tf.Tensor2D;
+  gateAttn: tf.Tensor2D;
+  gateBias: tf.Tensor1D;
+}
+
+/** H'_screen = W·H_screen + b: [B, P, screenDim] → [B, P, d]. */
+export function projectScreen(screen: tf.Tensor3D, weight: tf.Tensor2D, bias: tf.Tensor1D): tf.Tensor3D {
+  return dense(screen, weight, bias);
+}
+
+/**
+ * H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d]. Padded screen patches
+ * (screenMask 0) get no weight.
+ */
+export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
+  const d = language.shape[2];
+  let scores = tf.mul(tf.matMul(language, screen, false, true), 1 / Math.sqrt(d)) as tf.Tensor3D;
+  if (screenMask) scores = tf.add(scores, tf.squeeze(paddingBias(screenMask), [1])) as tf.Tensor3D;
+  return tf.matMul(tf.softmax(scores), screen);
+}
+
+/** λ = sigmoid(W_l·H_language + W_v·H_attn + b), as one matmul of [H_language; H_attn] against [W_l W_v]. */
+export function fusionGate(language: tf.Tensor3D, attended: tf.Tensor3D, w: Pick<FusionWeights, 'gateLang' | 'gateAttn' | 'gateBias'>): tf.Tensor3D {
+  return tf.sigmoid(dense(tf.concat([language, attended], -1), tf.concat([w.gateLang, w.gateAttn], 1), w.gateBias));
+}
+
+/** H_fuse = (1 − λ)·H_language + λ·H_attn, written as H_language + λ·(H_attn − H_language). */
+export function gatedFusion(language: tf.Tensor3D, attended: tf.Tensor3D, gate: tf.Tensor3D): tf.Tensor3D {
+  return tf.add(language, tf.mul(gate, tf.sub(attended, language)));
+}
+
+/** Full fusion module: H_fuse [B, L, d] (and λ for inspection). */
+export function fuseScreen(
+  language: tf.Tensor3D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights,
+): { fused: tf.Tensor3D; gate: tf.Tensor3D } {
+  const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
+  const attended = screenAttention(language, projected, screenMask);
+  const gate = fusionGate(language, attended, w);
+  return { fused: gatedFusion(language, attended, gate), gate };
+}

@@ -1,0 +1,177 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+/*
+ * Building blocks shared by T5 and the fusion module. Weights use HF's nn.Linear layout [out, in].
+ *
+ * Why custom gradients: on the wasm backend only the plain `a · b` matmul (no transpose flags, no
+ * batch) reaches XNNPACK (~20–25 GFLOP/s); `a · bᵀ` and `aᵀ · b` fall to a loop that runs at
+ * 0.5–2 GFLOP/s, and tf.matMul's autodiff gradient uses exactly those. Materialising the transpose
+ * first costs one copy and keeps every product on the fast path.
+ */
+
+type CustomGradFn = Parameters<typeof tf.customGrad>[0];
+
+/** tf.customGrad's parameter type is a variadic union; this keeps the call sites readable. */
+function customGrad<A extends tf.Tensor[]>(
+  f: (...args: [...A, tf.GradSaveFunc]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor | tf.Tensor[] },
+): (...args: A) => tf.Tensor {
+  return tf.customGrad(f as unknown as CustomGradFn) as unknown as (...args: A) => tf.Tensor;
+}
+
+/** a [n, k] · b [k, m] whose backward pass also uses only untransposed matmuls. */
+export const matMul2d = customGrad((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([a, b]);
+  return {
+    value: tf.matMul(a as tf.Tensor2D, b as tf.Tensor2D),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sa, sb] = saved as [tf.Tensor2D, tf.Tensor2D];
+      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(sb)), tf.matMul(tf.transpose(sa), dy as tf.Tensor2D)];
+    },
+  };
+}) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
+
+/**
+ * y = x Wᵀ for x [n, in] and W [out, in] (HF layout). Backward: dx = dy W (already untransposed);
+ * dW = dyᵀ x or (xᵀ dy)ᵀ, whichever transposes fewer elements (for an LM head, dy [n, vocab] is
+ * by far the largest tensor, so the second form wins).
+ */
+export const linear2d = customGrad((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([x, w]);
+  return {
+    value: tf.matMul(x as tf.Tensor2D, tf.transpose(w as tf.Tensor2D)),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sx, sw] = saved as [tf.Tensor2D, tf.Tensor2D];
+      const g = dy as tf.Tensor2D;
+      const [n, inDim] = sx.shape;
+      const out = sw.shape[0];
+      const dw = n * out <= n * inDim + inDim * out
+        ? tf.matMul(tf.transpose(g), sx)
+        : tf.transpose(tf.matMul(tf.transpose(sx), g));
+      return [tf.matMul(g, sw), dw];
+    },
+  };
+}) as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+
+/** x [..., in] · wT [in, out] for weights already transposed (inference caches); no custom gradient. */
+export function denseTransposed<R extends tf.Rank>(x: tf.Tensor<R>, weightT: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor<R> {
+  const [inDim, out] = weightT.shape;
+  let y: tf.Tensor = tf.matMul(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weightT);
+  if (bias) y = tf.add(y, bias);
+  return tf.reshape<tf.Rank>(y, [...x.shape.slice(0, -1), out]) as tf.Tensor<R>;
+}
+
+/** Dense layer on any leading shape: x [..., in] · Wᵀ (+ b) → [..., out], as one [N, in] × [in, out] product. */
+export function dense<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor<R> {
+  const [out, inDim] = weight.shape;
+  const lead = x.shape.slice(0, -1);
+  let y: tf.Tensor = linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weight);
+  if (bias) y = tf.add(y, bias);
+  return tf.reshape<tf.Rank>(y, [...lead, out]) as tf.Tensor<R>;
+}
+
+/** T5LayerNorm: scale by the root mean square, no mean subtraction and no bias. */
+export function rmsNorm<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor1D, epsilon: number): tf.Tensor<R> {
+  const variance = tf.mean(tf.square(x), -1, true);
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, epsilon))), weight) as tf.Tensor<R>;
+}
+
+const GELU_C = Math.sqrt(2 / Math.PI);
+
+/**
+ * HF `gelu_new` (tanh approximation) written with the identity 0.5·(1 + tanh z) = sigmoid(2z):
+ * wasm's sigmoid is vectorised while its tanh is ~15× slower.
+ */
+export function geluNew<T extends tf.Tensor>(x: T): T {
+  const inner = tf.mul(tf.add(x, tf.mul(0.044715, tf.mul(x, tf.mul(x, x)))), 2 * GELU_C);
+  return tf.mul(x, tf.sigmoid(inner)) as T;
+}
+
+/** Inverted dropout, only while training (rate 0 or eval: identity). */
+export function dropout<T extends tf.Tensor>(x: T, rate: number, training: boolean, seed?: number): T {
+  if (!training || rate <= 0) return x;
+  return tf.dropout(x, rate, undefined, seed) as T;
+}
+
+/** Source of dropout seeds so a run is reproducible from the model seed. */
+export interface DropoutRng {
+  rate: number;
+  training: boolean;
+  nextSeed(): number;
+}
+
+export function applyDropout<T extends tf.Tensor>(x: T, rng: DropoutRng): T {
+  return rng.training && rng.rate > 0 ? dropout(x, rng.rate, true, rng.nextSeed()) : x;
+}
+
+export interface FeedForwardWeights {
+  /** relu: wi [dFf, d]; gated-gelu: wi0 (gelu branch) and wi1 (linear branch). */
+  wi?: tf.Tensor2D;
+  wi0?: tf.Tensor2D;
+  wi1?: tf.Tensor2D;
+  wo: tf.Tensor2D;
+}
+
+/**
+ * T5 DenseReluDense / DenseGatedActDense: wo(dropout(act(wi x))) or wo(dropout(gelu(wi_0 x) ⊙ wi_1 x)).
+ * The gated pair runs as one matmul against [wi_0; wi_1].
+ */
+export function feedForward(x: tf.Tensor3D, w: FeedForwardWeights, rng: DropoutRng): tf.Tensor3D {
+  let h: tf.Tensor3D;
+  if (w.wi0 && w.wi1) {
+    const dFf = w.wi0.shape[0];
+    const both = dense(x, tf.concat([w.wi0, w.wi1], 0));
+    const [gate, lin] = tf.split(both, [dFf, dFf], -1) as [tf.Tensor3D, tf.Tensor3D];
+    h = tf.mul(geluNew(gate), lin);
+  } else if (w.wi) {
+    h = tf.relu(dense(x, w.wi));
+  } else {
+    throw new Error('feedForward: needs wi (relu) or wi0 and wi1 (gated-gelu)');
+  }
+  return dense(applyDropout(h, rng), w.wo);
+}
+
+/**
+ * Embedding lookup rows[ids] → [...ids.shape, d]. Forward is a gather; the gradient is a scatter-add
+ * (ScatterNd sums duplicate ids), because tf.gather's own gradient needs UnsortedSegmentSum, which
+ * the wasm backend lacks, and a one-hot matmul would cost N·V·d.
+ */
+export function embed(table: tf.Tensor2D, ids: tf.Tensor): tf.Tensor {
+  const [vocab, d] = table.shape;
+  const flat = tf.reshape(ids, [-1]) as tf.Tensor1D;
+  const lookup = customGrad((t: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([flat]);
+    return {
+      value: tf.gather(t, flat),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0], [-1, 1]), dy, [vocab, d]),
+    };
+  });
+  return tf.reshape(lookup(table), [...ids.shape, d]);
+}
+
+/**
+ * Token cross-entropy from logits [N, V] and labels [N] (int32); labels equal to ignoreIndex
+ * contribute nothing. Returns the per-token losses [N] (0 where ignored). Custom gradient
+ * softmax − onehot avoids the gather gradient and the log-softmax graph.
+ */
+export function tokenCrossEntropy(logits: tf.Tensor2D, labels: tf.Tensor1D, ignoreIndex = -100): tf.Tensor1D {
+  const [n, vocab] = logits.shape;
+  const valid = tf.notEqual(labels, ignoreIndex);
+  const safeLabels = tf.where(valid, labels, tf.zerosLike(labels));
+  const weights = tf.cast(valid, 'float32');
+  const ce = customGrad((z: tf.Tensor, save: tf.GradSaveFunc) => {
+    const logZ = tf.logSumExp(z, -1);
+    const idx = tf.stack([tf.range(0, n, 1, 'int32'), safeLabels], 1);
+    const picked = tf.gatherND(z, idx);
+    // Everything the backward pass reads goes through save(): callers may tidy away the originals.
+    save([z, safeLabels, weights]);
+    return {
+      value: tf.mul(tf.sub(logZ, picked), weights),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sz, sLabels, sWeights] = saved as [tf.Tensor2D, tf.Tensor1D, tf.Tensor1D];
+        const scale = tf.reshape(tf.mul(dy, sWeights), [n, 1]);
+        return tf.mul(tf.sub(tf.softmax(sz), tf.oneHot(sLabels, vocab)), scale);
+      },
+    };
+  });
+  return ce(logits) as tf.Tensor1D;
+}

@@ -1,0 +1,263 @@
+import sharp from 'sharp';
+import type { RawImage } from '../../data/types.js';
+import { InputError } from '../../util/errors.js';
+import type { EncoderInfo, VisionEncoder } from './encoder.js';
+
+/**
+ * The built-in frozen encoder: no weights, deterministic, fast, and spatial. Auto-UI attends
+ * from the goal's words to screen patches and must name the tapped point, so the features
+ * must say WHAT is in a patch (colour, glyph shape, text-like texture) and WHERE the patch is
+ * (a fixed position code), one vector per patch of a fixed grid.
+ *
+ * Pipeline: resize any screen to 64×128 (W×H) RGB with libvips (sharp), split it into 8×8-pixel
+ * patches (8 cols × 16 rows = 128 patches, row-major, top-left first) and describe each patch
+ * with 64 numbers of roughly unit scale. Every number depends only on the pixels of its own
+ * patch (plus the resize kernel's footprint), so a change on screen changes only the patches
+ * under it. No random projection: the model's trainable projection W is linear anyway, so a
+ * fixed linear mix would add nothing it cannot learn.
+ */
+
+/** Resize target: phone screens are ~1:2 (W:H); AITW's 1080×2400 is stretched a little. */
+export const BUILTIN_WIDTH = 64;
+export const BUILTIN_HEIGHT = 128;
+export const BUILTIN_PATCH = 8;
+const COLS = BUILTIN_WIDTH / BUILTIN_PATCH;
+const ROWS = BUILTIN_HEIGHT / BUILTIN_PATCH;
+const PIXELS = BUILTIN_WIDTH * BUILTIN_HEIGHT;
+
+/** Offsets of each feature group inside one patch vector. */
+export const BUILTIN_LAYOUT = {
+  /** Luminance at 4×4 sub-cells (2×2 px each): the glyph's shape (circle vs triangle vs bar). */
+  luma: [0, 16],
+  /** Opponent chroma (R−G, then (R+G)/2−B) at 2×2 sub-cells: the icon's identifying colour, at
+   *  half the luma resolution as the eye (and JPEG) does — colour varies slowly. */
+  chroma: [16, 24],
+  /** Edge energy along 4 orientations (0°, 90°, 45°, 135°) in each 2×2 quadrant: separates text
+   *  (dense strokes), borders (one orientation) and flat backgrounds (none). */
+  edges: [24, 40],
+  /** Whole-patch contrast: luma std, chroma std, chroma edge energy (colour-on-colour borders
+   *  of equal brightness), luma range. */
+  stats: [40, 44],
+  /** Fixed position code of the patch centre: linear y, x in [-1, 1] (lets a linear head read
+   *  coordinates off directly) and sin/cos at octave frequencies (sharpens attention to nearby
+   *  patches): 5 octaves for y (16 rows), 4 for x (8 cols). */
+  position: [44, 64],
+} as const;
+
+export const BUILTIN_INFO: EncoderInfo = Object.freeze({
+  id: 'builtin-v1',
+  patches: ROWS * COLS,
+  dim: BUILTIN_LAYOUT.position[1],
+  grid: [ROWS, COLS] as [number, number],
+  pooled: false,
+});
+
+const DIM = BUILTIN_INFO.dim;
+const Y_OCTAVES = 5;
+const X_OCTAVES = 4;
+/** Gains put typical values near unit scale (measured on synthetic screens and text). */
+const EDGE_GAIN = 1.5;
+const STD_GAIN = 4;
+/** Opponent chroma of saturated UI colours is ~±0.5; doubled so icon colour weighs like luma. */
+const CHROMA_GAIN = 2;
+
+/** Position codes depend only on the patch index: computed once. */
+const POSITION_TABLE: Float32Array = (() => {
+  const [start, end] = BUILTIN_LAYOUT.position;
+  const width = end - start;
+  const table = new Float32Array(ROWS * COLS * width);
+  for (let r = 0; r < ROWS; r++) {
+    for (let c = 0; c < COLS; c++) {
+      const y = (r + 0.5) / ROWS;
+      const x = (c + 0.5) / COLS;
+      const o = (r * COLS + c) * width;
+      let k = 0;
+      table[o + k++] = 2 * y - 1;
+      table[o + k++] = 2 * x - 1;
+      for (let f = 0; f < Y_OCTAVES; f++) {
+        table[o + k++] = Math.sin(Math.PI * 2 ** f * y);
+        table[o + k++] = Math.cos(Math.PI * 2 ** f * y);
+      }
+      for (let f = 0; f < X_OCTAVES; f++) {
+        table[o + k++] = Math.sin(Math.PI * 2 ** f * x);
+        table[o + k++] = Math.cos(Math.PI * 2 ** f * x);
+      }
+      if (k !== width) throw new Error(`position code width ${k} ≠ ${width}`);
+    }
+  }
+  return table;
+})();
+
+// Scratch planes reused across calls: the feature pass is synchronous, so no call can interleave.
+const lumaPlane = new Float32Array(PIXELS);
+const o1Plane = new Float32Array(PIXELS);
+const o2Plane = new Float32Array(PIXELS);
+const lumaSum = new Float64Array(16);
+const o1Sum = new Float64Array(4);
+const o2Sum = new Float64Array(4);
+const edgeSum = new Float64Array(16); // [quadrant * 4 + orientation]
+const edgeCount = new Float64Array(16);
+
+/**
+ * Features of one already-resized 64×128 image (uint8, `channels` interleaved; 1–2 channels are
+ * grey, 3–4 are RGB, alpha ignored). Pure; exported for tests and benchmarks.
+ */
+export function builtinFeatures(pixels: Uint8Array, channels: number): Float32Array {
+  if (pixels.length !== PIXELS * channels) {
+    throw new Error(`builtinFeatures: expected ${PIXELS}×${channels} bytes, got ${pixels.length}`);
+  }
+  toOpponent(pixels, channels);
+  const out = new Float32Array(ROWS * COLS * DIM);
+  for (let pr = 0; pr < ROWS; pr++) {
+    for (let pc = 0; pc < COLS; pc++) {
+      const p = pr * COLS + pc;
+      patchFeatures(pr * BUILTIN_PATCH, pc * BUILTIN_PATCH, out, p * DIM);
+      const [ps, pe] = BUILTIN_LAYOUT.position;
+      out.set(POSITION_TABLE.subarray(p * (pe - ps), (p + 1) * (pe - ps)), p * DIM + ps);
+    }
+  }
+  return out;
+}
+
+/** Decorrelated colour space: luminance plus two opponent axes, so colour and shape separate. */
+function toOpponent(px: Uint8Array, channels: number): void {
+  const inv = 1 / 255;
+  if (channels >= 3) {
+    for (let i = 0, j = 0; i < PIXELS; i++, j += channels) {
+      const r = px[j] * inv;
+      const g = px[j + 1] * inv;
+      const b = px[j + 2] * inv;
+      lumaPlane[i] = (r + g + b) / 3;
+      o1Plane[i] = r - g;
+      o2Plane[i] = (r + g) / 2 - b;
+    }
+  } else {
+    for (let i = 0, j = 0; i < PIXELS; i++, j += channels) {
+      lumaPlane[i] = px[j] * inv;
+      o1Plane[i] = 0;
+      o2Plane[i] = 0;
+    }
+  }
+}
+
+/** Writes the appearance features (everything but position) of the patch at (y0, x0). */
+function patchFeatures(y0: number, x0: number, out: Float32Array, o: number): void {
+  const P = BUILTIN_PATCH;
+  const W = BUILTIN_WIDTH;
+  const sub = P / 4; // luma sub-cell side
+  const half = P / 2; // chroma sub-cell and edge quadrant side
+
+  lumaSum.fill(0);
+  o1Sum.fill(0);
+  o2Sum.fill(0);
+  edgeSum.fill(0);
+  edgeCount.fill(0);
+  let lSum = 0, lSq = 0, cSq = 0, c1Sum = 0, c2Sum = 0, chromaEdge = 0, chromaEdgeN = 0;
+  let lMin = Infinity, lMax = -Infinity;
+
+  // Differences only pair pixels inside this patch, so neighbours never leak into it.
+  for (let dy = 0; dy < P; dy++) {
+    const row = (y0 + dy) * W + x0;
+    const q0 = (dy < half ? 0 : 2);
+    for (let dx = 0; dx < P; dx++) {
+      const i = row + dx;
+      const l = lumaPlane[i];
+      const c1 = o1Plane[i];
+      const c2 = o2Plane[i];
+      lumaSum[((dy / sub) | 0) * 4 + ((dx / sub) | 0)] += l;
+      const q = q0 + (dx < half ? 0 : 1);
+      o1Sum[q] += c1;
+      o2Sum[q] += c2;
+      lSum += l;
+      lSq += l * l;
+      c1Sum += c1;
+      c2Sum += c2;
+      cSq += c1 * c1 + c2 * c2;
+      if (l < lMin) lMin = l;
+      if (l > lMax) lMax = l;
+      const e = q * 4;
+      if (dx + 1 < P) {
+        edgeSum[e] += Math.abs(lumaPlane[i + 1] - l); // horizontal change: vertical strokes
+        edgeCount[e]++;
+        chromaEdge += Math.abs(o1Plane[i + 1] - c1) + Math.abs(o2Plane[i + 1] - c2);
+        chromaEdgeN++;
+      }
+      if (dy + 1 < P) {
+        edgeSum[e + 1] += Math.abs(lumaPlane[i + W] - l); // vertical change: horizontal strokes
+        edgeCount[e + 1]++;
+        chromaEdge += Math.abs(o1Plane[i + W] - c1) + Math.abs(o2Plane[i + W] - c2);
+        chromaEdgeN++;
+        if (dx + 1 < P) {
+          edgeSum[e + 2] += Math.abs(lumaPlane[i + W + 1] - l) * Math.SQRT1_2;
+          edgeCount[e + 2]++;
+        }
+        if (dx > 0) {
+          edgeSum[e + 3] += Math.abs(lumaPlane[i + W - 1] - l) * Math.SQRT1_2;
+          edgeCount[e + 3]++;
+        }
+      }
+    }
+  }
+
+  const n = P * P;
+  const lumaN = sub * sub;
+  const chromaN = half * half;
+  for (let k = 0; k < 16; k++) out[o + BUILTIN_LAYOUT.luma[0] + k] = (2 * lumaSum[k]) / lumaN - 1;
+  for (let q = 0; q < 4; q++) {
+    out[o + BUILTIN_LAYOUT.chroma[0] + q] = (CHROMA_GAIN * o1Sum[q]) / chromaN;
+    out[o + BUILTIN_LAYOUT.chroma[0] + 4 + q] = (CHROMA_GAIN * o2Sum[q]) / chromaN;
+  }
+  // sqrt compresses the range so faint text strokes register next to hard borders.
+  for (let k = 0; k < 16; k++) out[o + BUILTIN_LAYOUT.edges[0] + k] = EDGE_GAIN * Math.sqrt(edgeSum[k] / edgeCount[k]);
+  const lMean = lSum / n;
+  const cVar = cSq / n - (c1Sum / n) ** 2 - (c2Sum / n) ** 2;
+  const s = BUILTIN_LAYOUT.stats[0];
+  out[o + s] = STD_GAIN * Math.sqrt(Math.max(0, lSq / n - lMean * lMean));
+  out[o + s + 1] = STD_GAIN * Math.sqrt(Math.max(0, cVar));
+  out[o + s + 2] = EDGE_GAIN * Math.sqrt(chromaEdge / chromaEdgeN);
+  out[o + s + 3] = 2 * (lMax - lMin);
+}
+
+/** Checks a decoded image before it reaches libvips, whose own errors would not say which image. */
+export function checkRawImage(img: RawImage, what: string): void {
+  const { width, height, channels, data } = img;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1) {
+    throw new InputError(`image size must be positive integers, got ${width}×${height}`, what);
+  }
+  if (!Number.isInteger(channels) || channels < 1 || channels > 4) {
+    throw new InputError(`image channels must be 1–4, got ${channels}`, what);
+  }
+  if (!(data instanceof Uint8Array) || data.length !== width * height * channels) {
+    throw new InputError(
+      `image data has ${data?.length ?? 0} bytes, expected ${height}×${width}×${channels} = ${width * height * channels}`,
+      what,
+    );
+  }
+}
+
+/** Resizes any screen to the encoder's 64×128 input (libvips: box shrink, then a linear kernel). */
+export async function resizeForBuiltin(img: RawImage): Promise<{ data: Uint8Array; channels: number }> {
+  const { data, info } = await sharp(img.data, {
+    raw: { width: img.width, height: img.height, channels: img.channels as 1 | 2 | 3 | 4 },
+  })
+    // A local kernel (not lanczos) keeps a pixel's influence within ~2 output pixels.
+    .resize(BUILTIN_WIDTH, BUILTIN_HEIGHT, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), channels: info.channels };
+}
+
+export class BuiltinEncoder implements VisionEncoder {
+  readonly info: EncoderInfo = BUILTIN_INFO;
+
+  async encode(images: RawImage[]): Promise<Float32Array[]> {
+    images.forEach((img, i) => checkRawImage(img, `image ${i} of the batch`));
+    // Resizes run concurrently on libuv's pool; each feature pass is synchronous on this thread.
+    return Promise.all(
+      images.map(async (img) => {
+        const small = await resizeForBuiltin(img);
+        return builtinFeatures(small.data, small.channels);
+      }),
+    );
+  }
+}

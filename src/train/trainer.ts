@@ -1,0 +1,281 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { initBackend, type BackendInfo } from '../backend.js';
+import { loadShards, type ShardTable } from '../data/shards.js';
+import { requireManifest } from '../data/manifest.js';
+import { AUTOUI_VERSION } from '../data/manifest.js';
+import { predictSplit } from '../eval/evaluate.js';
+import { scoreItems, type Report } from '../eval/metrics.js';
+import { AutoUiModel } from '../model/autoui.js';
+import { ActionCodec, type CodecJSON } from '../model/codec.js';
+import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
+import { buildWordTokenizer } from '../model/tokenizer.js';
+import type { EncoderInfo } from '../model/vision/encoder.js';
+import { InputError } from '../util/errors.js';
+import { progress } from '../util/progress.js';
+import { deriveSeed, Rng } from '../util/rng.js';
+import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
+import { planEpoch } from './batching.js';
+import {
+  CHECKPOINT_FORMAT,
+  loadOptimizerInto,
+  loadTrainerState,
+  loadWeightsInto,
+  readCheckpointMeta,
+  saveCheckpoint,
+  type CheckpointMeta,
+  type TrainerState,
+} from './checkpoint.js';
+import { disposeBatch, encodeSplit, makeBatch, type EncodedSplit } from './examples.js';
+
+export type AutoUiCheckpointMeta = CheckpointMeta<ModelConfig, CodecJSON, EncoderInfo>;
+
+export interface TrainOptions {
+  /** Shard directory made by `autoui data prepare`. */
+  data: string;
+  /** Checkpoint directory; `last/` and `best/` go inside. */
+  out: string;
+  preset: PresetName;
+  /** Overrides of the preset (e.g. dropoutRate). */
+  modelOverrides?: Partial<ModelConfig>;
+  epochs: number;
+  lr: number;
+  batchSize: number;
+  warmupRatio: number;
+  weightDecay: number;
+  clipNorm: number;
+  maxSteps?: number;
+  seed: number;
+  resume: boolean;
+  subsets?: string[];
+  /** Fraction of each subset drawn per epoch; Auto-UI uses 10% of GoogleApps. */
+  subsetFraction: Record<string, number>;
+  /** Validation rows scored at the end of every epoch (0 = skip validation). */
+  valRows: number;
+  /** Also save `last/` every this many steps, so a killed run loses little (0 = only per epoch). */
+  saveEvery: number;
+  /** Stop after this many optimiser steps in *this* process (for tests of resume); the state stays resumable. */
+  stopAfter?: number;
+  quiet?: boolean;
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_TRAIN: Omit<TrainOptions, 'data' | 'out'> = {
+  preset: 'tiny',
+  epochs: 10,
+  lr: 1e-4,
+  batchSize: 4,
+  warmupRatio: 0.05,
+  weightDecay: DEFAULT_ADAMW.weightDecay,
+  clipNorm: DEFAULT_ADAMW.clipNorm,
+  seed: 42,
+  resume: false,
+  subsetFraction: { google_apps: 0.1 },
+  valRows: 512,
+  saveEvery: 200,
+};
+
+export interface TrainResult {
+  checkpoint: string;
+  last: string;
+  state: TrainerState;
+  backend: BackendInfo;
+  val: Report | null;
+  /** True when the run stopped early on `stopAfter` and can be resumed. */
+  interrupted: boolean;
+}
+
+/** Raised when the loss stops being a finite number; the last good checkpoint stays on disk. */
+export class DivergedError extends Error {
+  override name = 'DivergedError';
+}
+
+export async function train(opts: TrainOptions): Promise<TrainResult> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const backend = await initBackend();
+  const manifest = await requireManifest(opts.data);
+  const lastDir = join(opts.out, 'last');
+  const bestDir = join(opts.out, 'best');
+
+  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: false });
+  if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
+  const valTable = opts.valRows > 0 ? await loadShards(opts.data, { split: 'val', subsets: opts.subsets }) : null;
+
+  const resuming = opts.resume && existsSync(join(lastDir, 'trainer_state.json'));
+  let meta: AutoUiCheckpointMeta;
+  let codec: ActionCodec;
+  if (resuming) {
+    meta = await readCheckpointMeta(lastDir);
+    assertSameEncoder(meta.encoder, manifest.encoder, lastDir, opts.data);
+    codec = ActionCodec.fromJSON(meta.codec);
+  } else {
+    codec = new ActionCodec(buildWordTokenizer(trainingCorpus(trainTable)));
+    const config = modelConfig(opts.preset, { ...opts.modelOverrides, vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim });
+    meta = {
+      format: CHECKPOINT_FORMAT,
+      model: config,
+      codec: codec.toJSON(),
+      encoder: manifest.encoder,
+      training: { data: opts.data, preset: opts.preset, seed: opts.seed },
+      created: new Date().toISOString(),
+      autoui: AUTOUI_VERSION,
+    };
+  }
+
+  const model = new AutoUiModel(meta.model, opts.seed);
+  const weights = model.namedWeights();
+  const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
+  const trainSplit = encodeSplit(trainTable, codec);
+  const valSplit = valTable ? encodeSplit(valTable, codec) : null;
+  const lengths = trainSplit.inputs.map((x, i) => x.length + trainSplit.targets[i]!.length);
+  const batchesPerEpoch = planEpoch(lengths, trainTable.subset, epochPlan(opts, 0)).length;
+  const plannedSteps = opts.epochs * batchesPerEpoch;
+
+  let state: TrainerState = {
+    epoch: 0,
+    batch: 0,
+    globalStep: 0,
+    totalSteps: Math.min(plannedSteps, opts.maxSteps ?? Infinity),
+    seed: opts.seed,
+    bestScore: null,
+    history: [],
+  };
+  if (resuming) {
+    await loadWeightsInto(lastDir, weights);
+    await loadOptimizerInto(lastDir, opt);
+    state = (await loadTrainerState(lastDir))!;
+    log(`resuming from ${lastDir}: epoch ${state.epoch + 1}, batch ${state.batch}, step ${state.globalStep}/${state.totalSteps}`);
+  }
+  meta.training = { ...meta.training, ...trainingFacts(opts, trainTable, batchesPerEpoch, backend) };
+
+  const save = async (dir: string, withOptimizer: boolean) =>
+    saveCheckpoint(dir, { meta, weights, ...(withOptimizer ? { optimizer: opt, state } : { state }) });
+
+  const varName = new Map([...weights].map(([hf, v]) => [v.name, hf]));
+  const warmup = Math.max(1, Math.round(state.totalSteps * opts.warmupRatio));
+  const bar = progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet });
+  bar.tick(state.globalStep);
+  let stepsThisRun = 0;
+  let lastVal: Report | null = null;
+  let lossEma: number | null = null;
+  const started = Date.now();
+  let samples = 0;
+
+  outer: for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
+    const batches = planEpoch(lengths, trainTable.subset, epochPlan(opts, state.epoch));
+    for (; state.batch < batches.length; ) {
+      if (state.globalStep >= state.totalSteps) break outer;
+      if (opts.stopAfter !== undefined && stepsThisRun >= opts.stopAfter) {
+        await save(lastDir, true);
+        bar.stop();
+        return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
+      }
+      const rows = batches[state.batch]!;
+      const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId);
+      // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
+      model.setDropoutSeed?.(deriveSeed(opts.seed, 'dropout', state.globalStep));
+      const { value, grads } = tf.variableGrads(() => model.loss(batch, true), [...weights.values()]);
+      disposeBatch(batch);
+      const loss = value.dataSync()[0]!;
+      value.dispose();
+      if (!Number.isFinite(loss)) {
+        tf.dispose(Object.values(grads));
+        bar.stop();
+        throw new DivergedError(
+          `loss became ${loss} at step ${state.globalStep + 1} (epoch ${state.epoch + 1}, batch ${state.batch + 1}); ` +
+            `stopped without applying it. ` +
+            (existsSync(lastDir) ? `The last good checkpoint is ${lastDir}; ` : '') +
+            `try a lower --lr or a smaller --clip-norm.`,
+        );
+      }
+      const named = new Map(Object.entries(grads).map(([k, g]) => [varName.get(k) ?? k, g]));
+      opt.apply(named, learningRate(state.globalStep, state.totalSteps, opts.lr, warmup));
+      tf.dispose(Object.values(grads));
+      state.globalStep++;
+      state.batch++;
+      stepsThisRun++;
+      samples += rows.length;
+      lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
+      bar.tick(1, { loss: lossEma, 'samples/s': samples / ((Date.now() - started) / 1000) });
+      if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(lastDir, true);
+    }
+    // End of an epoch: validate, keep last and best.
+    state.history.push({ epoch: state.epoch + 1, step: state.globalStep, loss: lossEma ?? NaN });
+    if (valSplit) {
+      lastVal = validate(model, codec, valSplit, opts);
+      const score = lastVal.action_match ?? 0;
+      state.history[state.history.length - 1]!.val = score;
+      log(`\nepoch ${state.epoch + 1}: loss ${lossEma?.toFixed(4)} · val action matching ${score.toFixed(2)}% (click ${lastVal.click_acc?.toFixed(1) ?? '-'}%)`);
+      if (state.bestScore === null || score > state.bestScore) {
+        state.bestScore = score;
+        await saveNextEpoch(state, () => save(bestDir, false));
+      }
+    }
+    await saveNextEpoch(state, () => save(lastDir, true));
+  }
+  bar.stop();
+  if (!existsSync(bestDir)) await save(bestDir, false);
+  const result = { checkpoint: bestDir, last: lastDir, state, backend, val: lastVal, interrupted: false };
+  model.dispose();
+  opt.dispose();
+  return result;
+}
+
+/** Saves with the state pointing at the start of the next epoch, so a resume never repeats this one. */
+async function saveNextEpoch(state: TrainerState, save: () => Promise<void>): Promise<void> {
+  const { epoch, batch } = state;
+  state.epoch = epoch + 1;
+  state.batch = 0;
+  try {
+    await save();
+  } finally {
+    state.epoch = epoch;
+    state.batch = batch;
+  }
+}
+
+function validate(model: AutoUiModel, codec: ActionCodec, split: EncodedSplit, opts: TrainOptions): Report {
+  // A fixed random subset: the same rows every epoch, so epochs are comparable.
+  const rng = new Rng(deriveSeed(opts.seed, 'val'));
+  const all = rng.shuffle(Array.from({ length: split.table.rows }, (_, i) => i));
+  const rows = all.slice(0, opts.valRows).sort((a, b) => a - b);
+  return scoreItems(predictSplit(model, codec, split, { rows, quiet: true })).report;
+}
+
+function epochPlan(opts: TrainOptions, epoch: number) {
+  return { batchSize: opts.batchSize, seed: opts.seed, epoch, subsetFraction: opts.subsetFraction };
+}
+
+/** Goals and typed texts: the words the default tokenizer should know whole. */
+function* trainingCorpus(t: ShardTable): Generator<string> {
+  for (let i = 0; i < t.rows; i++) {
+    if (i === 0 || t.goal[i] !== t.goal[i - 1]) yield t.goal[i]!;
+    if (t.typedText[i]) yield t.typedText[i]!;
+  }
+}
+
+function assertSameEncoder(a: EncoderInfo, b: EncoderInfo, ckpt: string, data: string): void {
+  if (a.id !== b.id || a.dim !== b.dim || a.patches !== b.patches)
+    throw new InputError(`checkpoint ${ckpt} was trained on features of encoder '${a.id}' (${a.patches}×${a.dim}) but the shards were made by '${b.id}' (${b.patches}×${b.dim})`, data);
+}
+
+function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
+  return {
+    data: opts.data,
+    preset: opts.preset,
+    epochs: opts.epochs,
+    lr: opts.lr,
+    batchSize: opts.batchSize,
+    warmupRatio: opts.warmupRatio,
+    weightDecay: opts.weightDecay,
+    clipNorm: opts.clipNorm,
+    seed: opts.seed,
+    subsetFraction: opts.subsetFraction,
+    trainRows: t.rows,
+    batchesPerEpoch,
+    backend: backend.backend,
+  };
+}
+
+export { assertSameEncoder };

@@ -1,0 +1,182 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RawImage } from '../src/data/types.js';
+import {
+  BUILTIN_HEIGHT,
+  BUILTIN_INFO,
+  BUILTIN_LAYOUT,
+  BUILTIN_PATCH,
+  BUILTIN_WIDTH,
+  BuiltinEncoder,
+  builtinFeatures,
+  resizeForBuiltin,
+} from '../src/model/vision/builtin.js';
+import { loadEncoder } from '../src/model/vision/index.js';
+import { InputError } from '../src/util/errors.js';
+
+type RGB = [number, number, number];
+
+/** A tiny drawing surface for hand-made phone screens. */
+function blank(width: number, height: number, bg: RGB): RawImage {
+  const data = new Uint8Array(width * height * 3);
+  for (let i = 0; i < width * height; i++) data.set(bg, i * 3);
+  return { width, height, channels: 3, data };
+}
+function fillRect(img: RawImage, x: number, y: number, w: number, h: number, c: RGB): void {
+  for (let yy = y; yy < y + h; yy++) for (let xx = x; xx < x + w; xx++) img.data.set(c, (yy * img.width + xx) * 3);
+}
+function fillCircle(img: RawImage, cx: number, cy: number, r: number, c: RGB): void {
+  for (let yy = cy - r; yy <= cy + r; yy++)
+    for (let xx = cx - r; xx <= cx + r; xx++)
+      if ((xx - cx) ** 2 + (yy - cy) ** 2 <= r * r) img.data.set(c, (yy * img.width + xx) * 3);
+}
+/** Text-like stripes: thin dark strokes on a line. */
+function fakeText(img: RawImage, x: number, y: number, w: number): void {
+  for (let xx = x; xx < x + w; xx += 3) fillRect(img, xx, y, 1, 7, [30, 30, 30]);
+  fillRect(img, x, y + 3, w, 1, [30, 30, 30]);
+}
+
+/** A 160×320 phone-like screen: status bar, an icon (coloured square with a circle glyph), text, a toggle. */
+function screen(iconColour: RGB): RawImage {
+  const img = blank(160, 320, [245, 245, 245]);
+  fillRect(img, 0, 0, 160, 16, [40, 40, 40]);
+  fillRect(img, 20, 40, 24, 24, iconColour);
+  fillCircle(img, 32, 52, 7, [255, 255, 255]);
+  fakeText(img, 56, 48, 80);
+  fillRect(img, 110, 120, 30, 14, [30, 140, 60]);
+  fillCircle(img, 132, 127, 6, [255, 255, 255]);
+  return img;
+}
+
+const { patches, dim } = BUILTIN_INFO;
+const [rows, cols] = BUILTIN_INFO.grid!;
+
+function patchRow(f: Float32Array, p: number): Float32Array {
+  return f.subarray(p * dim, (p + 1) * dim);
+}
+
+describe('builtin encoder', () => {
+  it('reports a 16×8 grid of 64-d patches', () => {
+    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v1', patches: 128, dim: 64, grid: [16, 8], pooled: false });
+    expect(rows * cols).toBe(patches);
+    expect(BUILTIN_LAYOUT.position[1]).toBe(dim);
+  });
+
+  it('gives one patches×dim vector per image, finite and roughly unit-scale', async () => {
+    const enc = new BuiltinEncoder();
+    const out = await enc.encode([screen([220, 40, 40]), screen([40, 90, 220]), blank(1080, 2400, [0, 0, 0])]);
+    expect(out).toHaveLength(3);
+    for (const f of out) {
+      expect(f).toBeInstanceOf(Float32Array);
+      expect(f.length).toBe(patches * dim);
+      let maxAbs = 0;
+      for (const v of f) {
+        expect(Number.isFinite(v)).toBe(true);
+        maxAbs = Math.max(maxAbs, Math.abs(v));
+      }
+      expect(maxAbs).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it('is deterministic across calls and instances', async () => {
+    const img = screen([220, 40, 40]);
+    const a = await new BuiltinEncoder().encode([img]);
+    const b = await new BuiltinEncoder().encode([img, img]);
+    expect(Buffer.from(b[0]!.buffer).equals(Buffer.from(a[0]!.buffer))).toBe(true);
+    expect(Buffer.from(b[1]!.buffer).equals(Buffer.from(a[0]!.buffer))).toBe(true);
+  });
+
+  it('changing one icon colour changes only the patches under the icon', async () => {
+    const [red, blue] = await new BuiltinEncoder().encode([screen([220, 40, 40]), screen([40, 90, 220])]);
+    // Icon box in 160×320 pixels, mapped to the 64×128 grid, widened by the resize kernel's reach (2 px).
+    const sx = BUILTIN_WIDTH / 160;
+    const sy = BUILTIN_HEIGHT / 320;
+    const margin = 2;
+    const box = { x0: 20 * sx - margin, x1: 44 * sx + margin, y0: 40 * sy - margin, y1: 64 * sy + margin };
+    const changed: number[] = [];
+    for (let p = 0; p < patches; p++) {
+      const same = patchRow(red!, p).every((v, k) => v === patchRow(blue!, p)[k]);
+      if (!same) changed.push(p);
+      const r = Math.floor(p / cols), c = p % cols;
+      const px0 = c * BUILTIN_PATCH, py0 = r * BUILTIN_PATCH;
+      const overlaps = px0 < box.x1 && px0 + BUILTIN_PATCH > box.x0 && py0 < box.y1 && py0 + BUILTIN_PATCH > box.y0;
+      if (!overlaps) expect(same, `patch ${p} (row ${r}, col ${c}) is far from the icon`).toBe(true);
+    }
+    // The patch holding the icon's centre (32, 52) px must tell the colours apart, in its chroma features.
+    const centre = Math.floor((52 * sy) / BUILTIN_PATCH) * cols + Math.floor((32 * sx) / BUILTIN_PATCH);
+    expect(changed).toContain(centre);
+    const [c0, c1] = BUILTIN_LAYOUT.chroma;
+    const diff = patchRow(red!, centre).subarray(c0, c1).reduce((s, v, k) => s + Math.abs(v - patchRow(blue!, centre)[c0 + k]!), 0);
+    expect(diff).toBeGreaterThan(0.5);
+    // Position codes never change with content.
+    const [p0, p1] = BUILTIN_LAYOUT.position;
+    expect(Array.from(patchRow(red!, centre).subarray(p0, p1))).toEqual(Array.from(patchRow(blue!, centre).subarray(p0, p1)));
+  });
+
+  it('tells text-like texture from flat background and a glyph from a plain square', async () => {
+    const img = blank(160, 320, [245, 245, 245]);
+    fakeText(img, 40, 200, 80);
+    const [f] = await new BuiltinEncoder().encode([img]);
+    const [e0, e1] = BUILTIN_LAYOUT.edges;
+    const energy = (p: number) => patchRow(f!, p).subarray(e0, e1).reduce((s, v) => s + v, 0);
+    const textPatch = Math.floor((203 * BUILTIN_HEIGHT) / 320 / BUILTIN_PATCH) * cols + 3;
+    expect(energy(textPatch)).toBeGreaterThan(2);
+    expect(energy(0)).toBe(0);
+  });
+
+  it('position codes are distinct for every pair of patches and identical across screens', () => {
+    const a = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT * 3).fill(128), 3);
+    const b = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT).fill(7), 1);
+    const [p0, p1] = BUILTIN_LAYOUT.position;
+    const codes = Array.from({ length: patches }, (_, p) => Array.from(patchRow(a, p).subarray(p0, p1)));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: patches - 1 }), fc.integer({ min: 0, max: patches - 1 }), (i, j) => {
+        const d = codes[i]!.reduce((s, v, k) => s + (v - codes[j]![k]!) ** 2, 0);
+        return i === j ? d === 0 : d > 0.05;
+      }),
+    );
+    for (let p = 0; p < patches; p++) expect(Array.from(patchRow(b, p).subarray(p0, p1))).toEqual(codes[p]);
+    // The first two position dims are the patch centre, linear in [-1, 1]: readable as coordinates.
+    expect(patchRow(a, 0)[p0]).toBeCloseTo(2 * (0.5 / rows) - 1, 5);
+    expect(patchRow(a, patches - 1)[p0 + 1]).toBeCloseTo(2 * ((cols - 0.5) / cols) - 1, 5);
+  });
+
+  it('accepts grey, RGBA and any screen size', async () => {
+    const grey: RawImage = { width: 100, height: 50, channels: 1, data: new Uint8Array(5000).fill(90) };
+    const rgba: RawImage = { width: 1080, height: 2400, channels: 4, data: new Uint8Array(1080 * 2400 * 4).fill(200) };
+    const out = await new BuiltinEncoder().encode([grey, rgba]);
+    expect(out.map((f) => f.length)).toEqual([patches * dim, patches * dim]);
+    const small = await resizeForBuiltin(rgba);
+    expect(small.data.length).toBe(BUILTIN_WIDTH * BUILTIN_HEIGHT * small.channels);
+  });
+
+  it('rejects malformed images with an InputError naming the image', async () => {
+    const bad: RawImage = { width: 10, height: 10, channels: 3, data: new Uint8Array(299) };
+    await expect(new BuiltinEncoder().encode([screen([1, 2, 3]), bad])).rejects.toThrow(/image 1 of the batch.*299 bytes/);
+    await expect(new BuiltinEncoder().encode([{ ...bad, channels: 5 }])).rejects.toBeInstanceOf(InputError);
+  });
+
+  it('encodes a 160×320 screen fast', async () => {
+    const enc = new BuiltinEncoder();
+    const imgs = Array.from({ length: 8 }, (_, i) => screen([i * 30, 100, 200 - i * 20]));
+    await enc.encode(imgs); // warm-up (libvips init)
+    const t0 = performance.now();
+    const n = 10;
+    for (let i = 0; i < n; i++) for (const img of imgs) await enc.encode([img]);
+    const ms = (performance.now() - t0) / (n * imgs.length);
+    console.log(`builtin encoder: ${ms.toFixed(2)} ms/screen (160×320, sequential, incl. resize)`);
+    expect(ms).toBeLessThan(20);
+  });
+});
+
+describe('loadEncoder', () => {
+  it("loads 'builtin'", async () => {
+    const enc = await loadEncoder('builtin');
+    expect(enc.info.id).toBe('builtin-v1');
+  });
+  it('says clip/siglip are not available yet, and rejects unknown specs', async () => {
+    await expect(loadEncoder('clip:/models/clip')).rejects.toThrow(/clip encoder is not available yet/);
+    await expect(loadEncoder('siglip:/m')).rejects.toBeInstanceOf(InputError);
+    await expect(loadEncoder('resnet')).rejects.toThrow(/unknown encoder spec/);
+  });
+});
