@@ -36,6 +36,8 @@ test('bench', async () => {
     const prof = await tf.profile(() => { step(true); });
     const agg = new Map<string, number>();
     for (const k of prof.kernels) agg.set(k.name, (agg.get(k.name) ?? 0) + (k.kernelTimeMs as number));
+    const mm = prof.kernels.filter((k) => k.name === 'BatchMatMul' || k.name === 'Exp' || k.name === 'Transpose').sort((a, b) => (b.kernelTimeMs as number) - (a.kernelTimeMs as number)).slice(0, 30);
+    for (const k of mm) console.log(k.name, (k.kernelTimeMs as number).toFixed(1), JSON.stringify(k.inputShapes), JSON.stringify(k.outputShapes));
     console.log([...agg].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${k}:${v.toFixed(1)}`).join(' '));
   }
 });

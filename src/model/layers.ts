@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import './register_gradients.js';
 
 /*
  * Building blocks shared by T5 and the fusion module. Weights use HF's nn.Linear layout [out, in].
@@ -150,8 +151,11 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor): tf.Tensor {
 
 /**
  * Token cross-entropy from logits [N, V] and labels [N] (int32); labels equal to ignoreIndex
- * contribute nothing. Returns the per-token losses [N] (0 where ignored). Custom gradient
- * softmax − onehot avoids the gather gradient and the log-softmax graph.
+ * contribute nothing. Returns the per-token losses [N] (0 where ignored).
+ * log Z is taken as max(z) − log(max(softmax(z))) (the largest probability is ≥ 1/V, so this is
+ * exact and never underflows): wasm's softmax kernel is vectorised while its exp is ~6× slower, and
+ * the probabilities are reused by the custom gradient softmax − onehot (which also avoids the
+ * gather gradient).
  */
 export function tokenCrossEntropy(logits: tf.Tensor2D, labels: tf.Tensor1D, ignoreIndex = -100): tf.Tensor1D {
   const [n, vocab] = logits.shape;
@@ -159,17 +163,17 @@ export function tokenCrossEntropy(logits: tf.Tensor2D, labels: tf.Tensor1D, igno
   const safeLabels = tf.where(valid, labels, tf.zerosLike(labels));
   const weights = tf.cast(valid, 'float32');
   const ce = customGrad((z: tf.Tensor, save: tf.GradSaveFunc) => {
-    const logZ = tf.logSumExp(z, -1);
-    const idx = tf.stack([tf.range(0, n, 1, 'int32'), safeLabels], 1);
-    const picked = tf.gatherND(z, idx);
+    const probs = tf.softmax(z);
+    const logZ = tf.sub(tf.max(z, -1), tf.log(tf.max(probs, -1)));
+    const picked = tf.gatherND(z, tf.stack([tf.range(0, n, 1, 'int32'), safeLabels], 1));
     // Everything the backward pass reads goes through save(): callers may tidy away the originals.
-    save([z, safeLabels, weights]);
+    save([probs, safeLabels, weights]);
     return {
       value: tf.mul(tf.sub(logZ, picked), weights),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [sz, sLabels, sWeights] = saved as [tf.Tensor2D, tf.Tensor1D, tf.Tensor1D];
+        const [sProbs, sLabels, sWeights] = saved as [tf.Tensor2D, tf.Tensor1D, tf.Tensor1D];
         const scale = tf.reshape(tf.mul(dy, sWeights), [n, 1]);
-        return tf.mul(tf.sub(tf.softmax(sz), tf.oneHot(sLabels, vocab)), scale);
+        return tf.mul(tf.sub(sProbs, tf.oneHot(sLabels, vocab)), scale);
       },
     };
   });

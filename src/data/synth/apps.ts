@@ -181,7 +181,7 @@ export const STORE_APPS: readonly AppInfo[] = APPS.filter((a) => a.kind === 'thi
 export const SPECIAL_APPS = new Set(['settings', 'chrome', 'playstore', 'google']);
 
 /** Activity names, AITW's `current_activity`. */
-export const LAUNCHER_ACTIVITY = 'com.google.android.apps.nexuslauncher.NexusLauncherActivity';
+export const LAUNCHER_ACTIVITY = 'com.google.android.apps.nexuslauncher/.NexusLauncherActivity';
 export function activityOf(app: AppInfo, screen = 'MainActivity'): string {
   return `${app.package}/.${screen}`;
 }

@@ -15,7 +15,7 @@ import type { Element } from './layout.js';
 import type { Rng } from './rng.js';
 import { drawerHasMore, layoutScreen } from './screens.js';
 import { fieldOf, inCart, launchScreen, type Screen, type UiEvent, type UiState } from './state.js';
-import { TOGGLE_SETTINGS, homeApps, type ScreenSize, type World } from './world.js';
+import { TOGGLE_SETTINGS, homeApps, type ScreenSize } from './world.js';
 
 /** Oracle policies: each task is a list of stages; a stage acts until its condition holds. */
 
@@ -90,18 +90,18 @@ function reach(id: string, done: (s: UiState) => boolean): Stage {
   return { done, act: (_s, els) => (has(els, id) ? tap(id) : { kind: 'swipe', dir: 'up' }) };
 }
 
-export type Family = (rng: Rng, world: World | null, size: ScreenSize) => Task;
+export type Family = (rng: Rng, size: ScreenSize) => Task;
 
 /** "Open X": any installed app. */
 export const openAppTask =
   (pool: (a: (typeof APPS)[number]) => boolean): Family =>
-  (rng, _w, size) => {
+  (rng, size) => {
     const app = rng.pick(APPS.filter(pool));
     return { goal: openAppGoal(rng, app), stages: [navigateTo(app.id, size)], mustInstall: [app.id] };
   };
 
 /** Web search from the home widget, the Google app or Chrome; ends on the results page. */
-export const webSearchTask: Family = (rng, _w, size) => {
+export const webSearchTask: Family = (rng, size) => {
   const { goal, query } = webSearchGoal(rng);
   const via = rng.pick(['widget', 'google', 'chrome'] as const);
   const results = (s: UiState): boolean => s.screen.kind === 'web_results';
@@ -115,7 +115,7 @@ export const webSearchTask: Family = (rng, _w, size) => {
   return { goal, stages: [start, fill(query, results)] };
 };
 
-export const toggleTask: Family = (rng, _w, size) => {
+export const toggleTask: Family = (rng, size) => {
   const item = rng.pick(TOGGLE_SETTINGS);
   const on = rng.chance(0.5);
   return {
@@ -124,7 +124,7 @@ export const toggleTask: Family = (rng, _w, size) => {
   };
 };
 
-export const installTask: Family = (rng, _w, size) => {
+export const installTask: Family = (rng, size) => {
   const app = rng.pick(STORE_APPS);
   const viaPage = rng.chance(0.4);
   const installing = (s: UiState): boolean => s.installing.includes(app.id);
@@ -139,7 +139,7 @@ export const installTask: Family = (rng, _w, size) => {
   };
 };
 
-export const appSearchTask: Family = (rng, _w, size) => {
+export const appSearchTask: Family = (rng, size) => {
   const appId = rng.pick(Object.keys(APP_QUERIES));
   const app = appById(appId);
   const query = rng.pick(APP_QUERIES[appId]!);
@@ -150,21 +150,21 @@ export const appSearchTask: Family = (rng, _w, size) => {
   };
 };
 
-export const siteTask: Family = (rng, w, size) => {
+export const siteTask: Family = (rng, size) => {
   const site = rng.pick(SHOP_SITES);
-  return { goal: siteGoal(rng, site.domain), stages: [navigateTo('chrome', size), openSite(site.id, site.domain, w, rng)] };
+  return { goal: siteGoal(rng, site.domain), stages: [navigateTo('chrome', size), openSite(site.id, site.domain, rng)] };
 };
 
-function openSite(siteId: string, domain: string, w: World | null, rng: Rng): Stage {
-  const viaTile = rng.chance(0.4) && (w?.tiles.includes(siteId) ?? false);
+function openSite(siteId: string, domain: string, rng: Rng): Stage {
+  const tileIfShown = rng.chance(0.4);
   const typing = fill(domain, () => false);
   return {
     done: (s) => s.screen.kind.startsWith('shop_'),
-    act: (s, els) => (viaTile && s.screen.kind === 'browser' && !fieldOf(s.screen)?.focused && has(els, `tile:${siteId}`) ? tap(`tile:${siteId}`) : typing.act(s, els)),
+    act: (s, els) => (tileIfShown && s.screen.kind === 'browser' && !fieldOf(s.screen)?.focused && has(els, `tile:${siteId}`) ? tap(`tile:${siteId}`) : typing.act(s, els)),
   };
 }
 
-export const shoppingTask: Family = (rng, w, size) => {
+export const shoppingTask: Family = (rng, size) => {
   const site = rng.pick(SHOP_SITES);
   const query = rng.pick(PRODUCT_QUERIES);
   const nth = rng.weighted<number>([
@@ -185,7 +185,7 @@ export const shoppingTask: Family = (rng, w, size) => {
   };
   const stages = [
     navigateTo('chrome', size),
-    openSite(site.id, site.domain, w, rng),
+    openSite(site.id, site.domain, rng),
     fill(query, screenIs('shop_results', 'shop_product', 'shop_cart')),
     add,
   ];

@@ -2,7 +2,7 @@ import { appById } from './apps.js';
 import { ORDINALS } from './goals.js';
 import type { Element } from './layout.js';
 import type { Rng } from './rng.js';
-import { drawerHasMore } from './screens.js';
+import { drawerHasMore, pageWindow, settingsFit } from './screens.js';
 import { fieldOf, splitTarget, type UiEvent, type UiState } from './state.js';
 import type { ScreenSize } from './world.js';
 
@@ -37,7 +37,7 @@ export function singleCandidates(s: UiState, els: Element[], size: ScreenSize, r
 
   const canScroll =
     (sc.kind === 'drawer' && drawerHasMore(s.world, size, sc.page)) ||
-    (sc.kind === 'settings' && !ids.includes(`toggle:${s.world.settings[s.world.settings.length - 1]!.key}`) && lastVisible(ids, s)) ||
+    (sc.kind === 'settings' && pageWindow(s.world.settings.length, settingsFit({ H: size.height / (size.width / 160) }), sc.page)[1] < s.world.settings.length) ||
     (sc.kind === 'web_results' && !ids.includes(`result:${sc.results.length - 1}`)) ||
     (sc.kind === 'shop_results' && !ids.includes(`add:${sc.products.length - 1}`));
   if (canScroll) out.push({ goal: rng.pick(['scroll down', 'Scroll down', 'swipe up', 'scroll down the page']), events: [{ kind: 'swipe', dir: 'up' }] });
@@ -76,8 +76,3 @@ export function singleCandidates(s: UiState, els: Element[], size: ScreenSize, r
   return out;
 }
 
-function lastVisible(ids: string[], s: UiState): boolean {
-  void ids;
-  void s;
-  return true;
-}

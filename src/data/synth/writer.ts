@@ -1,0 +1,200 @@
+import { readFile, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exampleFromStep } from '../aitw.js';
+import { TfRecordWriter } from '../tfrecord.js';
+import { SUBSETS, type Splits, type Subset } from '../types.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { InputError } from '../../util/errors.js';
+import { GENERATOR_VERSION, generateTrace, renderTrace } from './episode.js';
+import { Rng } from './rng.js';
+import type { ScreenSize } from './world.js';
+
+export const DEFAULT_SHARD_EPISODES = 200;
+/** Episodes rendered ahead of the one being written (sharp renders them on its thread pool). */
+const IN_FLIGHT = 4;
+
+export interface SynthOptions {
+  out: string;
+  /** Total across the chosen subsets. */
+  episodes: number;
+  seed: number;
+  subsets: readonly Subset[];
+  size: ScreenSize;
+  shardEpisodes?: number;
+  /** Overwrite a DIR that holds a synth set made with other arguments. */
+  force?: boolean;
+  /** Called once generation really starts (not for a no-op re-run), with the episode total. */
+  onStart?: (episodes: number) => void;
+  /** Called after each episode is written. */
+  onEpisode?: (subset: Subset) => void;
+}
+
+export interface SubsetSummary {
+  episodes: number;
+  steps: number;
+  splits: { train: number; val: number; test: number };
+  files: string[];
+}
+
+/** DIR/synth.json: what was generated and from which arguments. */
+export interface SynthSummary {
+  generator: 'autoui-synth';
+  version: number;
+  seed: number;
+  episodes: number;
+  subsets: Subset[];
+  screen: ScreenSize;
+  shardEpisodes: number;
+  counts: Partial<Record<Subset, SubsetSummary>>;
+  totals: { episodes: number; steps: number };
+}
+
+export interface SynthResult {
+  summary: SynthSummary;
+  /** True when DIR already held exactly this set, so nothing was written. */
+  unchanged: boolean;
+  seconds: number;
+}
+
+/** Splits the total evenly over subsets; the first ones take the remainder. */
+export function episodesPerSubset(total: number, subsets: readonly Subset[]): Map<Subset, number> {
+  const base = Math.floor(total / subsets.length);
+  const extra = total % subsets.length;
+  return new Map(subsets.map((s, i) => [s, base + (i < extra ? 1 : 0)]));
+}
+
+/** ~80/10/10 by episode, shuffled by seed. */
+export function splitEpisodes(ids: readonly string[], rng: Rng): Splits {
+  const shuffled = rng.shuffle(ids);
+  const n = shuffled.length;
+  const nTest = Math.round(n * 0.1);
+  const nVal = Math.round(n * 0.1);
+  return {
+    train: shuffled.slice(0, n - nVal - nTest),
+    val: shuffled.slice(n - nVal - nTest, n - nTest),
+    test: shuffled.slice(n - nTest),
+  };
+}
+
+export function shardName(subset: Subset, index: number): string {
+  return `${subset}-${String(index).padStart(5, '0')}.tfrecord.gz`;
+}
+
+const sameArgs = (a: SynthSummary, o: SynthOptions, shard: number): boolean =>
+  a.generator === 'autoui-synth' &&
+  a.version === GENERATOR_VERSION &&
+  a.seed === o.seed &&
+  a.episodes === o.episodes &&
+  a.shardEpisodes === shard &&
+  a.screen?.width === o.size.width &&
+  a.screen?.height === o.size.height &&
+  JSON.stringify(a.subsets) === JSON.stringify(o.subsets);
+
+async function existing(out: string): Promise<SynthSummary | undefined> {
+  const path = join(out, 'synth.json');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    return JSON.parse(text) as SynthSummary;
+  } catch {
+    throw new InputError('is not valid JSON; remove it or pick another --out', path);
+  }
+}
+
+async function allFilesPresent(out: string, s: SynthSummary): Promise<boolean> {
+  for (const [subset, c] of Object.entries(s.counts)) {
+    for (const f of [...(c?.files ?? []), 'split.json']) {
+      try {
+        await stat(join(out, subset, f));
+      } catch {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** Writes one subset's shards and split.json; removes older shards of ours that this run did not write. */
+async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard: number): Promise<SubsetSummary> {
+  const dir = join(o.out, subset);
+  const files: string[] = [];
+  const ids: string[] = [];
+  let steps = 0;
+  let writer: TfRecordWriter | undefined;
+  const pending: Promise<Uint8Array[]>[] = [];
+  const start = (i: number): Promise<Uint8Array[]> => {
+    const trace = generateTrace(o.seed, subset, i, o.size, o.subsets);
+    ids.push(trace.episodeId);
+    return renderTrace(trace, o.size).then((st) => Promise.all(st.map((s) => exampleFromStep(s, { imageFormat: 'raw' }))));
+  };
+  try {
+    let next = 0;
+    for (let i = 0; i < count; i++) {
+      while (next < count && next < i + IN_FLIGHT) pending.push(start(next++));
+      const records = await pending.shift()!;
+      if (i % shard === 0) {
+        await writer?.close();
+        const name = shardName(subset, files.length);
+        files.push(name);
+        writer = await TfRecordWriter.open(join(dir, name), { gzip: true });
+      }
+      for (const r of records) await writer!.write(r);
+      steps += records.length;
+      o.onEpisode?.(subset);
+    }
+    await writer?.close();
+  } catch (err) {
+    await writer?.abort();
+    await Promise.allSettled(pending);
+    throw err;
+  }
+  const splits = splitEpisodes(ids, Rng.from('autoui-synth-split', o.seed, subset));
+  await writeFileAtomic(join(dir, 'split.json'), JSON.stringify(splits) + '\n');
+  const ours = new RegExp(`^${subset}-\\d{5}\\.tfrecord\\.gz$`);
+  for (const f of await readdir(dir)) if (ours.test(f) && !files.includes(f)) await rm(join(dir, f));
+  return { episodes: count, steps, splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length }, files };
+}
+
+/**
+ * Generates the synthetic AITW set into `out`. Re-running with the same arguments over a complete
+ * directory does nothing (synth.json, written last, records the arguments).
+ */
+export async function synthesize(o: SynthOptions): Promise<SynthResult> {
+  const t0 = performance.now();
+  const shard = o.shardEpisodes ?? DEFAULT_SHARD_EPISODES;
+  for (const s of o.subsets) if (!SUBSETS.includes(s)) throw new InputError(`unknown subset '${s}' (known: ${SUBSETS.join(', ')})`, '--subsets');
+  const prior = await existing(o.out);
+  if (prior) {
+    if (sameArgs(prior, o, shard) && (await allFilesPresent(o.out, prior)))
+      return { summary: prior, unchanged: true, seconds: (performance.now() - t0) / 1000 };
+    if (!sameArgs(prior, o, shard) && !o.force)
+      throw new InputError(
+        `already holds a synthetic set made with other arguments (seed ${prior.seed}, ${prior.episodes} episodes, ${prior.screen?.width}×${prior.screen?.height}, subsets ${prior.subsets?.join(',')}); use --force to replace it or pick another --out`,
+        join(o.out, 'synth.json'),
+      );
+  }
+  o.onStart?.(o.episodes);
+  const counts: Partial<Record<Subset, SubsetSummary>> = {};
+  for (const [subset, n] of episodesPerSubset(o.episodes, o.subsets)) counts[subset] = await writeSubset(o, subset, n, shard);
+  const summary: SynthSummary = {
+    generator: 'autoui-synth',
+    version: GENERATOR_VERSION,
+    seed: o.seed,
+    episodes: o.episodes,
+    subsets: [...o.subsets],
+    screen: { width: o.size.width, height: o.size.height },
+    shardEpisodes: shard,
+    counts,
+    totals: {
+      episodes: Object.values(counts).reduce((a, c) => a + (c?.episodes ?? 0), 0),
+      steps: Object.values(counts).reduce((a, c) => a + (c?.steps ?? 0), 0),
+    },
+  };
+  await writeFileAtomic(join(o.out, 'synth.json'), JSON.stringify(summary, null, 2) + '\n');
+  return { summary, unchanged: false, seconds: (performance.now() - t0) / 1000 };
+}

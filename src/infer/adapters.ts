@@ -1,0 +1,119 @@
+/**
+ * From an AITW action to what executes it: an `adb shell input ...` command line for Android, or a
+ * PyAutoGUI line (OmniACT's desktop action space: click, scroll/hscroll, write, press, hotkey).
+ * Pure functions of (action, screen size); points are converted with the same rounding as the
+ * predictor's pixel output, so what is drawn is what is executed.
+ */
+import { scrollDirection } from '../data/normalize.js';
+import { ActionType, type AitwAction } from '../data/types.js';
+import { isTap } from '../eval/action_matching.js';
+import { toPixel } from './predict.js';
+
+export interface ScreenSize {
+  width: number;
+  height: number;
+}
+
+export interface AdbOptions {
+  /** Swipe duration in ms (default 300: slow enough to scroll, not fling far). */
+  swipeMs?: number;
+  /** adb's device selector, e.g. 'emulator-5554' (adds `-s <serial>`). */
+  serial?: string;
+}
+
+export interface PyAutoGuiOptions {
+  /** Wheel clicks per scroll (default 5). */
+  scrollClicks?: number;
+}
+
+/** POSIX shell single-quoting: safe for any string (a ' becomes '\''). */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_.,:@%/+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function checkSize(size: ScreenSize): void {
+  for (const k of ['width', 'height'] as const) {
+    if (!Number.isInteger(size[k]) || size[k] < 1) throw new RangeError(`screen ${k} must be a positive integer, got ${size[k]}`);
+  }
+}
+
+const ADB_KEYS: Partial<Record<number, string>> = {
+  [ActionType.PRESS_BACK]: 'KEYCODE_BACK',
+  [ActionType.PRESS_HOME]: 'KEYCODE_HOME',
+  [ActionType.PRESS_ENTER]: 'KEYCODE_ENTER',
+};
+
+/**
+ * One shell line that performs the action on an Android device. `input text` reads `%s` as a
+ * space, so spaces become %s; the argument is quoted once for the device's shell (adb joins its
+ * arguments into one remote command line) and once more for the local shell. Status actions do
+ * nothing on the device: they give a shell comment. Note `input text` types ASCII only on most
+ * Android versions.
+ */
+export function toAdbCommand(action: AitwAction, size: ScreenSize, opts: AdbOptions = {}): string {
+  checkSize(size);
+  const adb = opts.serial ? `adb -s ${shellQuote(opts.serial)} shell` : 'adb shell';
+  switch (action.action_type) {
+    case ActionType.DUAL_POINT: {
+      const t = toPixel(action.touch_yx, size.width, size.height);
+      if (isTap(action.touch_yx, action.lift_yx)) return `${adb} input tap ${t.x} ${t.y}`;
+      const l = toPixel(action.lift_yx, size.width, size.height);
+      return `${adb} input swipe ${t.x} ${t.y} ${l.x} ${l.y} ${opts.swipeMs ?? 300}`;
+    }
+    case ActionType.TYPE: {
+      const arg = action.typed_text.replace(/ /g, '%s');
+      return `${adb} input text ${shellQuote(shellQuote(arg))}`;
+    }
+    case ActionType.STATUS_TASK_COMPLETE:
+      return '# STATUS_TASK_COMPLETE: the task is done, nothing to execute';
+    case ActionType.STATUS_TASK_IMPOSSIBLE:
+      return '# STATUS_TASK_IMPOSSIBLE: the agent gives up, nothing to execute';
+    default: {
+      const key = ADB_KEYS[action.action_type];
+      if (!key) throw new RangeError(`no adb mapping for action type ${action.action_type}`);
+      return `${adb} input keyevent ${key}`;
+    }
+  }
+}
+
+/** A Python string literal (JSON string syntax is a subset of Python's). */
+function pyString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/**
+ * One PyAutoGUI line for a desktop. A scroll is named by the finger's direction (AITW), so a finger
+ * moving up shows content further down: wheel down (negative clicks); left shows content to the
+ * right: hscroll positive. Back/home have no universal desktop key: we use the browser/file
+ * manager's back (alt+left) and the Home key; status actions give a Python comment.
+ */
+export function toPyAutoGui(action: AitwAction, size: ScreenSize, opts: PyAutoGuiOptions = {}): string {
+  checkSize(size);
+  const clicks = opts.scrollClicks ?? 5;
+  switch (action.action_type) {
+    case ActionType.DUAL_POINT: {
+      const t = toPixel(action.touch_yx, size.width, size.height);
+      if (isTap(action.touch_yx, action.lift_yx)) return `pyautogui.click(${t.x}, ${t.y})`;
+      const dir = scrollDirection(action.touch_yx, action.lift_yx);
+      const at = `x=${t.x}, y=${t.y}`;
+      if (dir === 'up') return `pyautogui.scroll(${-clicks}, ${at})`;
+      if (dir === 'down') return `pyautogui.scroll(${clicks}, ${at})`;
+      if (dir === 'left') return `pyautogui.hscroll(${clicks}, ${at})`;
+      return `pyautogui.hscroll(${-clicks}, ${at})`;
+    }
+    case ActionType.TYPE:
+      return `pyautogui.write(${pyString(action.typed_text)})`;
+    case ActionType.PRESS_BACK:
+      return 'pyautogui.hotkey("alt", "left")';
+    case ActionType.PRESS_HOME:
+      return 'pyautogui.press("home")';
+    case ActionType.PRESS_ENTER:
+      return 'pyautogui.press("enter")';
+    case ActionType.STATUS_TASK_COMPLETE:
+      return '# STATUS_TASK_COMPLETE: the task is done, nothing to execute';
+    case ActionType.STATUS_TASK_IMPOSSIBLE:
+      return '# STATUS_TASK_IMPOSSIBLE: the agent gives up, nothing to execute';
+    default:
+      throw new RangeError(`no PyAutoGUI mapping for action type ${String(action.action_type)}`);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Builds a small untrained checkpoint on disk for inference tests and benchmarks. Untrained weights
+ * still give well-formed actions: decoding is grammar-constrained.
+ */
+import { AutoUiModel } from '../../src/model/autoui.js';
+import { ActionCodec } from '../../src/model/codec.js';
+import { modelConfig, type ModelConfig, type PresetName } from '../../src/model/config.js';
+import { buildWordTokenizer } from '../../src/model/tokenizer.js';
+import { BUILTIN_INFO } from '../../src/model/vision/index.js';
+import type { EncoderInfo } from '../../src/model/vision/index.js';
+import { CHECKPOINT_FORMAT, saveCheckpoint } from '../../src/train/checkpoint.js';
+import type { AutoUiCheckpointMeta } from '../../src/train/trainer.js';
+
+export const TINY_GOALS = [
+  'open the settings app',
+  'search for hotels in paris',
+  'turn on wifi',
+  'open chrome and go to ebay',
+  'type hello world',
+  'scroll down to the bottom',
+];
+
+export interface TinyCheckpointOptions {
+  preset?: PresetName;
+  seed?: number;
+  encoder?: EncoderInfo;
+  /** Overrides of the preset (e.g. fewer layers for speed). */
+  overrides?: Partial<ModelConfig>;
+}
+
+/** Writes a random-weight checkpoint to `dir` (replacing it) and returns its meta. */
+export async function makeTinyCheckpoint(dir: string, opts: TinyCheckpointOptions = {}): Promise<AutoUiCheckpointMeta> {
+  const encoder = opts.encoder ?? BUILTIN_INFO;
+  const codec = new ActionCodec(buildWordTokenizer([...TINY_GOALS, ...TINY_GOALS], { minCount: 1 }));
+  const config = modelConfig(opts.preset ?? 'tiny', { ...opts.overrides, vocabSize: codec.vocabSize, screenDim: encoder.dim });
+  const model = new AutoUiModel(config, opts.seed ?? 1);
+  const meta: AutoUiCheckpointMeta = {
+    format: CHECKPOINT_FORMAT,
+    model: config,
+    codec: codec.toJSON(),
+    encoder: { ...encoder },
+    training: { note: 'random weights (test fixture)' },
+    created: new Date(0).toISOString(),
+    autoui: '0.1.0',
+  };
+  await saveCheckpoint(dir, { meta, weights: model.namedWeights() });
+  model.dispose();
+  return meta;
+}

@@ -1,0 +1,21 @@
+import { test } from 'vitest';
+import { initBackend } from '../src/backend.js';
+import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
+import { loadCheckpoint } from '../src/infer/load.js';
+import { greedyDecode } from '../src/infer/generate.js';
+import { TargetConstraint } from '../src/model/constrained.js';
+import { inputBatch } from '../src/train/examples.js';
+import * as tf from '@tensorflow/tfjs-core';
+test('scratch', async () => {
+await initBackend();
+await makeTinyCheckpoint('/tmp/infer_ck');
+const ck = await loadCheckpoint('/tmp/infer_ck');
+const ids = ck.codec.encodeInput('open the settings app', []);
+const b = { ...inputBatch([ids], 0), screen: tf.randomNormal([1, 128, 64]) as tf.Tensor3D };
+let t = performance.now();
+const g = greedyDecode(ck.model, ck.codec, new TargetConstraint(ck.codec), b);
+console.log(performance.now() - t, JSON.stringify(g));
+t = performance.now();
+greedyDecode(ck.model, ck.codec, new TargetConstraint(ck.codec), b);
+console.log(performance.now() - t);
+});
