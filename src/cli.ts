@@ -3,7 +3,10 @@ import { Command, CommanderError } from 'commander';
 import { registerDataInspect } from './cli/data-inspect.js';
 import { registerDataPrepare } from './cli/data-prepare.js';
 import { registerDataSynth } from './cli/data-synth.js';
+import { registerDemo } from './cli/demo.js';
+import { registerEval } from './cli/eval.js';
 import { registerInfo } from './cli/info.js';
+import { registerTrain } from './cli/train.js';
 import { registerScore } from './cli/score.js';
 import { InputError } from './util/errors.js';
 
@@ -17,7 +20,10 @@ const data = program.command('data').description('read, synthesise and prepare A
 registerDataSynth(data);
 registerDataInspect(data);
 registerDataPrepare(data);
+registerTrain(program);
+registerEval(program);
 registerScore(program);
+registerDemo(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof InputError) {

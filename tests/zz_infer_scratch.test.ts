@@ -1,21 +1,18 @@
 import { test } from 'vitest';
-import { initBackend } from '../src/backend.js';
-import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
-import { loadCheckpoint } from '../src/infer/load.js';
-import { greedyDecode } from '../src/infer/generate.js';
-import { TargetConstraint } from '../src/model/constrained.js';
-import { inputBatch } from '../src/train/examples.js';
 import * as tf from '@tensorflow/tfjs-core';
+import { Predictor } from '../src/infer/predict.js';
+import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
+import { makeScreenshot } from './helpers/screens.js';
 test('scratch', async () => {
-await initBackend();
-await makeTinyCheckpoint('/tmp/infer_ck');
-const ck = await loadCheckpoint('/tmp/infer_ck');
-const ids = ck.codec.encodeInput('open the settings app', []);
-const b = { ...inputBatch([ids], 0), screen: tf.randomNormal([1, 128, 64]) as tf.Tensor3D };
-let t = performance.now();
-const g = greedyDecode(ck.model, ck.codec, new TargetConstraint(ck.codec), b);
-console.log(performance.now() - t, JSON.stringify(g));
-t = performance.now();
-greedyDecode(ck.model, ck.codec, new TargetConstraint(ck.codec), b);
-console.log(performance.now() - t);
+  await makeTinyCheckpoint('/tmp/infer_ck');
+  const p = await Predictor.load('/tmp/infer_ck');
+  const shot = await makeScreenshot();
+  for (let i = 0; i < 6; i++) {
+    const goal = i < 3 ? 'open the settings app' : 'type hello world and more words here';
+    const t = performance.now();
+    const r = await p.predict({ image: shot, goal });
+    console.log(i, tf.memory().numTensors, (performance.now() - t).toFixed(1), JSON.stringify(r.timings));
+  }
+  const prep = await p.prepare({ image: shot, goal: 'x' });
+  for (let i = 0; i < 3; i++) { await p.predictBatch([prep, prep, prep]); console.log('b', tf.memory().numTensors); }
 });

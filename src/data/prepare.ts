@@ -20,6 +20,7 @@ import {
 import { ShardWriter, type ShardRow, type WrittenShard } from './shards.js';
 import { loadSplits, splitOf } from './splits.js';
 import type { AitwAction, AitwEpisode, AitwStep, SplitName } from './types.js';
+import { workerFiles, workerTag, type WorkerSlot, type WorkerSubsetEntry } from './workers.js';
 
 /**
  * `data prepare`: AITW episodes → encoder features → Arrow shards under OUT/<subset>/<split>-NNNNN.arrow.
@@ -60,6 +61,8 @@ export interface PrepareSettings {
   onProgress?: (p: PrepareProgress) => void;
   /** Corrupt-record counters from the reader, recorded in the manifest at the end. */
   readStats?: ReadStats;
+  /** This run is worker i of N (`--worker i/N`): its shard names carry the tag, its entry records it. */
+  worker?: WorkerSlot;
 }
 
 export interface PrepareSummary {
@@ -82,10 +85,11 @@ export interface PrepareSummary {
 
 const SUBSET_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-export function shardFileName(split: SplitName, index: number): string {
-  return `${split}-${String(index).padStart(5, '0')}.arrow`;
+/** `train-00003.arrow`, or `train-w002of016-00003.arrow` for worker 2 of 16 (names never collide). */
+export function shardFileName(split: SplitName, index: number, worker?: WorkerSlot): string {
+  return `${split}-${worker ? `${workerTag(worker)}-` : ''}${String(index).padStart(5, '0')}.arrow`;
 }
-const SHARD_FILE = /^(train|val|test)-(\d{5,})\.arrow$/;
+const SHARD_FILE = /^(train|val|test)-(w\d+of\d+-)?(\d{5,})\.arrow$/;
 
 /** What of the previous run's settings differs from this one's (empty: a resume is valid). */
 function settingsDiff(prev: SubsetEntry, next: SubsetEntry): string[] {
@@ -125,7 +129,8 @@ export async function prepareShards(
   }
 
   const now = new Date().toISOString();
-  const entry: SubsetEntry = {
+  const entry: WorkerSubsetEntry = {
+    ...(s.worker ? { worker: { ...s.worker } } : {}),
     inputs: s.inputs,
     splitsFile: s.splitsFile,
     rowsPerShard: N,
@@ -181,7 +186,7 @@ export async function prepareShards(
   await updateSubset(s.out, info, s.subset, entry);
 
   const record = async (split: SplitName, w: WrittenShard): Promise<void> => {
-    entry.shards.push({ file: `${s.subset}/${shardFileName(split, w.index)}`, split, index: w.index, rows: w.rows, bytes: w.bytes, sha256: w.sha256 });
+    entry.shards.push({ file: `${s.subset}/${shardFileName(split, w.index, s.worker)}`, split, index: w.index, rows: w.rows, bytes: w.bytes, sha256: w.sha256 });
     entry.screens[split] += w.rows;
     await updateSubset(s.out, info, s.subset, entry);
   };
@@ -191,7 +196,7 @@ export async function prepareShards(
       new ShardWriter({
         encoder: info,
         rowsPerShard: N,
-        pathFor: (k) => join(subsetDir, shardFileName(split, k)),
+        pathFor: (k) => join(subsetDir, shardFileName(split, k, s.worker)),
         onShard: (w) => record(split, w),
       }),
     ]),
@@ -330,13 +335,16 @@ export interface PrepareRequest {
   batch?: number;
   skipCorrupt?: boolean;
   overwrite?: boolean;
+  /** Only this worker's share of the (sorted) input files: a contiguous block, see workerFiles. */
+  worker?: WorkerSlot;
   /** Progress with an estimate of the total screens (from the bytes of the input files already read). */
   onProgress?: (p: PrepareProgress & { estimatedTotal: number }) => void;
 }
 
 /** `autoui data prepare` end to end: expand inputs, load splits and encoder, read TFRecords, write shards. */
 export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSummary> {
-  const files = await expandInputs(req.inputs);
+  const all = await expandInputs(req.inputs);
+  const files = req.worker ? workerFiles(all, req.worker) : all;
   const inputs: InputFileEntry[] = await Promise.all(files.map(async (f) => ({ path: resolve(f), bytes: (await stat(f)).size })));
   const splits = await loadSplits(req.splits);
   const encoder = await loadEncoder(req.encoder ?? 'builtin');
@@ -363,6 +371,7 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
       overwrite: req.overwrite,
       onProgress,
       readStats: stats,
+      worker: req.worker,
     });
   } finally {
     encoder.dispose?.();

@@ -14,13 +14,14 @@ import { sniffImage } from '../data/image.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
 import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type YX } from '../data/types.js';
 import { isTap } from '../eval/action_matching.js';
+import type { AutoUiModel, DecoderState } from '../model/autoui.js';
 import type { ActionCodec, CodecConfig } from '../model/codec.js';
 import type { ModelConfig } from '../model/config.js';
 import { TargetConstraint } from '../model/constrained.js';
 import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '../model/vision/index.js';
 import { inputBatch } from '../train/examples.js';
 import { InputError } from '../util/errors.js';
-import { greedyDecode } from './generate.js';
+import { greedyDecode, type IncrementalDecoder } from './generate.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
 /**
@@ -250,6 +251,36 @@ function defaultEncoderSpec(info: EncoderInfo, dir: string): string {
   throw new InputError(`the checkpoint was trained with encoder '${info.id}'; pass --encoder <spec> to load it`, dir);
 }
 
+/**
+ * Runs a decode with a view of the model that remembers the latest decoding state and releases it
+ * afterwards: greedyDecode's cleanup hook is `disposeState`, which AutoUiModel does not have (it has
+ * disposeDecoding), so without this every request would leak the cross-attention cache.
+ * (Both leaks are reported upstream; this stays correct once they are fixed.)
+ */
+export function decodeReleasingState<T>(model: AutoUiModel, run: (m: IncrementalDecoder<DecoderState>) => T): T {
+  let live: DecoderState | undefined;
+  const view: IncrementalDecoder<DecoderState> = {
+    config: model.config,
+    // encode() drops the fusion gate without disposing it; take both and release the gate here.
+    encode: (ids, mask, screen) => {
+      const { fused, gate } = model.encodeWithGate(ids, mask, screen);
+      gate.dispose();
+      return fused;
+    },
+    startDecoding: (h, mask) => (live = model.startDecoding(h, mask)),
+    decodeStep: (state, tokens) => {
+      const r = model.decodeStep(state, tokens);
+      live = r.state;
+      return r;
+    },
+  };
+  try {
+    return run(view);
+  } finally {
+    if (live) model.disposeDecoding(live);
+  }
+}
+
 /** One loaded checkpoint + encoder; predictions for one or many requests at once. */
 export class Predictor {
   readonly maxPixels: number;
@@ -297,19 +328,27 @@ export class Predictor {
 
   /** Validates and decodes one request; throws InputError naming the field at fault. */
   async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown }, where = ''): Promise<PreparedRequest> {
+    const inputIds = this.encodeInput(input.goal, input.history, where);
+    const t0 = performance.now();
+    const image = await decodeImageBytes(input.image, where ? `${where} image` : 'image', this.maxPixels);
+    return { image, inputIds, decodeMs: performance.now() - t0 };
+  }
+
+  /** As prepare, for pixels already decoded (e.g. AITW records). */
+  prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown }, where = ''): PreparedRequest {
+    return { image: input.image, inputIds: this.encodeInput(input.goal, input.history, where), decodeMs: 0 };
+  }
+
+  private encodeInput(goalIn: unknown, historyIn: unknown, where: string): number[] {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
-    const goal = parseGoal(input.goal, at('goal'));
-    const history = parseHistory(input.history, at('history'));
-    let inputIds: number[];
+    const goal = parseGoal(goalIn, at('goal'));
+    const history = parseHistory(historyIn, at('history'));
     try {
-      inputIds = this.codec.encodeInput(goal, history);
+      return this.codec.encodeInput(goal, history);
     } catch (e) {
       if (e instanceof InputError && where) throw new InputError(e.message, where);
       throw e;
     }
-    const t0 = performance.now();
-    const image = await decodeImageBytes(input.image, at('image'), this.maxPixels);
-    return { image, inputIds, decodeMs: performance.now() - t0 };
   }
 
   /** Features + one batched constrained decode for all rows; results in input order. */
@@ -324,7 +363,7 @@ export class Predictor {
     const batch = { ...inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId), screen: tf.tensor3d(screenData, [rows.length, patches, dim]) };
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, batch);
+      gens = decodeReleasingState(this.checkpoint.model, (m) => greedyDecode(m, this.codec, this.constraint, batch));
     } finally {
       tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
     }

@@ -61,7 +61,7 @@ function sendError(reply: FastifyReply, status: number, code: ErrorCode, message
 }
 
 /** Maps anything thrown while handling a request to a status and a message safe to show. */
-function classify(err: unknown): { status: number; code: ErrorCode; message: string } {
+function classify(err: unknown, bodyLimit: number): { status: number; code: ErrorCode; message: string } {
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message };
   if (err instanceof QueueError) return { status: err.status, code: err.code, message: err.message };
   if (err instanceof InputError) {
@@ -71,8 +71,8 @@ function classify(err: unknown): { status: number; code: ErrorCode; message: str
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     const messages: Record<string, string> = {
-      FST_ERR_CTP_BODY_TOO_LARGE: 'request body is larger than the limit',
-      FST_REQ_FILE_TOO_LARGE: 'uploaded file is larger than the limit',
+      FST_ERR_CTP_BODY_TOO_LARGE: `request body is larger than the limit of ${formatBytes(bodyLimit)}`,
+      FST_REQ_FILE_TOO_LARGE: `uploaded file is larger than the limit of ${formatBytes(bodyLimit)}`,
       FST_FILES_LIMIT: "multipart: send one file (field 'image')",
       FST_FIELDS_LIMIT: 'multipart: too many fields',
       FST_PARTS_LIMIT: 'multipart: too many parts',
@@ -85,6 +85,10 @@ function classify(err: unknown): { status: number; code: ErrorCode; message: str
     return { status: e.statusCode, code, message: detail };
   }
   return { status: 500, code: 'internal', message: 'internal error' };
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -213,7 +217,7 @@ export async function createServer(predictor: Predictor, opts: ServeOptions = {}
   });
 
   app.setErrorHandler((err, request, reply) => {
-    const c = classify(err);
+    const c = classify(err, bodyLimit);
     if (c.status >= 500 && c.code === 'internal') request.log.error(err);
     return sendError(reply, c.status, c.code, c.message);
   });

@@ -29,12 +29,20 @@ export class AutoUiModel {
   readonly config: ModelConfig;
   readonly params: ParamStore;
   private readonly seed: number;
+  private dropoutSeed: number;
   private dropoutCalls = 0;
 
   constructor(config: ModelConfig, seed = 0) {
     this.config = validateConfig({ ...config });
     this.seed = seed >>> 0;
+    this.dropoutSeed = this.seed;
     this.params = new ParamStore(parameterSpecs(this.config), this.seed);
+  }
+
+  /** Restarts the dropout mask stream; the trainer keys it by step so a resumed run draws the same masks. */
+  setDropoutSeed(seed: number): void {
+    this.dropoutSeed = seed >>> 0;
+    this.dropoutCalls = 0;
   }
 
   trainableVariables(): tf.Variable[] {
@@ -150,7 +158,7 @@ export class AutoUiModel {
     return {
       rate: this.config.dropoutRate,
       training,
-      nextSeed: () => (Math.imul(this.seed ^ 0x9e3779b9, 0x85ebca6b) + this.dropoutCalls++) >>> 0,
+      nextSeed: () => (Math.imul(this.dropoutSeed ^ 0x9e3779b9, 0x85ebca6b) + this.dropoutCalls++) >>> 0,
     };
   }
 

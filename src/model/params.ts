@@ -112,7 +112,8 @@ export class ParamStore {
           case 'normal': return tf.randomNormal(spec.shape, 0, spec.init.std, 'float32', tensorSeed(seed, spec.name));
         }
       });
-      this.vars.set(spec.name, tf.variable(value, true, `autoui/${spec.name}`));
+      // Unnamed: tfjs variable names are global, and several models may coexist.
+      this.vars.set(spec.name, tf.variable(value, true));
       value.dispose();
     }
   }

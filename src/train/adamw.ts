@@ -28,8 +28,8 @@ export class AdamW {
     readonly noDecay: (name: string) => boolean = (n) => /layer_norm|bias/.test(n),
   ) {
     for (const [name, p] of params) {
-      this.m.set(name, tf.variable(tf.zerosLike(p), false, `adam_m/${name}`));
-      this.v.set(name, tf.variable(tf.zerosLike(p), false, `adam_v/${name}`));
+      this.m.set(name, tf.variable(tf.zerosLike(p), false));
+      this.v.set(name, tf.variable(tf.zerosLike(p), false));
     }
   }
 

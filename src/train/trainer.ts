@@ -149,77 +149,83 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   }
   meta.training = { ...meta.training, ...trainingFacts(opts, trainTable, batchesPerEpoch, backend) };
 
-  const save = async (dir: string, withOptimizer: boolean) =>
-    saveCheckpoint(dir, { meta, weights, ...(withOptimizer ? { optimizer: opt, state } : { state }) });
-
-  const varName = new Map([...weights].map(([hf, v]) => [v.name, hf]));
-  const warmup = Math.max(1, Math.round(state.totalSteps * opts.warmupRatio));
-  const bar = progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet });
-  bar.tick(state.globalStep);
-  let stepsThisRun = 0;
-  let lastVal: Report | null = null;
-  let lossEma: number | null = null;
-  const started = Date.now();
-  let samples = 0;
-
-  outer: for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
-    const batches = planEpoch(lengths, trainTable.subset, epochPlan(opts, state.epoch));
-    for (; state.batch < batches.length; ) {
-      if (state.globalStep >= state.totalSteps) break outer;
-      if (opts.stopAfter !== undefined && stepsThisRun >= opts.stopAfter) {
-        await save(lastDir, true);
-        bar.stop();
-        return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
-      }
-      const rows = batches[state.batch]!;
-      const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId);
-      // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
-      model.setDropoutSeed?.(deriveSeed(opts.seed, 'dropout', state.globalStep));
-      const { value, grads } = tf.variableGrads(() => model.loss(batch, true), [...weights.values()]);
-      disposeBatch(batch);
-      const loss = value.dataSync()[0]!;
-      value.dispose();
-      if (!Number.isFinite(loss)) {
-        tf.dispose(Object.values(grads));
-        bar.stop();
-        throw new DivergedError(
-          `loss became ${loss} at step ${state.globalStep + 1} (epoch ${state.epoch + 1}, batch ${state.batch + 1}); ` +
-            `stopped without applying it. ` +
-            (existsSync(lastDir) ? `The last good checkpoint is ${lastDir}; ` : '') +
-            `try a lower --lr or a smaller --clip-norm.`,
-        );
-      }
-      const named = new Map(Object.entries(grads).map(([k, g]) => [varName.get(k) ?? k, g]));
-      opt.apply(named, learningRate(state.globalStep, state.totalSteps, opts.lr, warmup));
-      tf.dispose(Object.values(grads));
-      state.globalStep++;
-      state.batch++;
-      stepsThisRun++;
-      samples += rows.length;
-      lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
-      bar.tick(1, { loss: lossEma, 'samples/s': samples / ((Date.now() - started) / 1000) });
-      if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(lastDir, true);
-    }
-    // End of an epoch: validate, keep last and best.
-    state.history.push({ epoch: state.epoch + 1, step: state.globalStep, loss: lossEma ?? NaN });
-    if (valSplit) {
-      lastVal = validate(model, codec, valSplit, opts);
-      const score = lastVal.action_match ?? 0;
-      state.history[state.history.length - 1]!.val = score;
-      log(`\nepoch ${state.epoch + 1}: loss ${lossEma?.toFixed(4)} · val action matching ${score.toFixed(2)}% (click ${lastVal.click_acc?.toFixed(1) ?? '-'}%)`);
-      if (state.bestScore === null || score > state.bestScore) {
-        state.bestScore = score;
-        await saveNextEpoch(state, () => save(bestDir, false));
-      }
-    }
-    await saveNextEpoch(state, () => save(lastDir, true));
+  try {
+    return await runLoop();
+  } finally {
+    model.dispose();
+    opt.dispose();
   }
-  bar.stop();
-  if (!existsSync(bestDir)) await save(bestDir, false);
-  const result = { checkpoint: bestDir, last: lastDir, state, backend, val: lastVal, interrupted: false };
-  model.dispose();
-  opt.dispose();
-  return result;
+
+  async function runLoop(): Promise<TrainResult> {
+    const save = async (dir: string, withOptimizer: boolean) =>
+      saveCheckpoint(dir, { meta, weights, ...(withOptimizer ? { optimizer: opt, state } : { state }) });
+
+    const varName = new Map([...weights].map(([hf, v]) => [v.name, hf]));
+    const warmup = Math.max(1, Math.round(state.totalSteps * opts.warmupRatio));
+    const bar = progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet });
+    bar.tick(state.globalStep);
+    let stepsThisRun = 0;
+    let lastVal: Report | null = null;
+    let lossEma: number | null = null;
+    const started = Date.now();
+    let samples = 0;
+
+    outer: for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
+      const batches = planEpoch(lengths, trainTable.subset, epochPlan(opts, state.epoch));
+      for (; state.batch < batches.length; ) {
+        if (state.globalStep >= state.totalSteps) break outer;
+        if (opts.stopAfter !== undefined && stepsThisRun >= opts.stopAfter) {
+          await save(lastDir, true);
+          bar.stop();
+          return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
+        }
+        const rows = batches[state.batch]!;
+        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId);
+        // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
+        model.setDropoutSeed(deriveSeed(opts.seed, 'dropout', state.globalStep));
+        const { value, grads } = tf.variableGrads(() => model.loss(batch, true), [...weights.values()]);
+        disposeBatch(batch);
+        const loss = value.dataSync()[0]!;
+        value.dispose();
+        if (!Number.isFinite(loss)) {
+          tf.dispose(Object.values(grads));
+          bar.stop();
+          throw new DivergedError(
+            `loss became ${loss} at step ${state.globalStep + 1} (epoch ${state.epoch + 1}, batch ${state.batch + 1}); ` +
+              `stopped without applying it. ` +
+              (existsSync(lastDir) ? `The last good checkpoint is ${lastDir}; ` : '') +
+              `try a lower --lr or a smaller --clip-norm.`,
+          );
+        }
+        const named = new Map(Object.entries(grads).map(([k, g]) => [varName.get(k) ?? k, g]));
+        opt.apply(named, learningRate(state.globalStep, state.totalSteps, opts.lr, warmup));
+        tf.dispose(Object.values(grads));
+        state.globalStep++;
+        state.batch++;
+        stepsThisRun++;
+        samples += rows.length;
+        lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
+        bar.tick(1, { loss: lossEma, 'samples/s': samples / ((Date.now() - started) / 1000) });
+        if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(lastDir, true);
+      }
+      // End of an epoch: validate, keep last and best.
+      state.history.push({ epoch: state.epoch + 1, step: state.globalStep, loss: lossEma ?? NaN });
+      if (valSplit) {
+        lastVal = validate(model, codec, valSplit, opts);
+        const score = lastVal.action_match ?? 0;
+        state.history[state.history.length - 1]!.val = score;
+        log(`\nepoch ${state.epoch + 1}: loss ${lossEma?.toFixed(4)} · val action matching ${score.toFixed(2)}% (click ${lastVal.click_acc?.toFixed(1) ?? '-'}%)`);
+        if (state.bestScore === null || score > state.bestScore) {
+          state.bestScore = score;
+          await saveNextEpoch(state, () => save(bestDir, false));
+        }
+      }
+      await saveNextEpoch(state, () => save(lastDir, true));
+    }
+    bar.stop();
+    if (!existsSync(bestDir)) await save(bestDir, false);
+    return { checkpoint: bestDir, last: lastDir, state, backend, val: lastVal, interrupted: false };
+  }
 }
 
 /** Saves with the state pointing at the start of the next epoch, so a resume never repeats this one. */

@@ -36,6 +36,10 @@ export function progress(opts: ProgressOptions): Progress {
   );
   const start = Date.now();
   let done = 0;
+  // cli-progress redraws from a timer, which never fires while a synchronous training or decoding
+  // loop holds the event loop; so redraw from tick() itself at the same cadence.
+  const every = process.stderr.isTTY ? 200 : 5000;
+  let lastDraw = start;
   bar.start(opts.total, 0, { rate: '0.0', extra: '' });
   return {
     tick(n = 1, fields) {
@@ -45,6 +49,10 @@ export function progress(opts: ProgressOptions): Progress {
         ? ' · ' + Object.entries(fields).map(([k, v]) => `${k} ${typeof v === 'number' ? v.toPrecision(4) : v}`).join(' · ')
         : '';
       bar.update(done, { rate: (secs > 0 ? done / secs : 0).toFixed(1), extra });
+      if (Date.now() - lastDraw >= every) {
+        lastDraw = Date.now();
+        bar.render();
+      }
     },
     setTotal(total) {
       bar.setTotal(total);

@@ -1,0 +1,261 @@
+/**
+ * Writes a ViT vision tower (CLIP or SigLIP style) as a Hugging Face / transformers.js model folder:
+ *   DIR/config.json, DIR/preprocessor_config.json, DIR/onnx/model.onnx
+ * The graph is built from ONNX's public protobuf schema (onnx.proto field numbers, encoded with
+ * protobufjs; no onnx package needed) with seeded random weights. Tests use tiny towers; the
+ * benchmark a CLIP-B/32-sized one.
+ *
+ * Graph (pre-LN ViT, as HF CLIPVisionModel / SiglipVisionModel):
+ *   pixel_values [B, 3, S, S] → Conv(patch, stride patch) → tokens [B, N, D]
+ *   CLIP: prepend class embedding, add positions, pre-LayerNorm; SigLIP: add positions
+ *   L × { x += MHA(LN(x)); x += MLP(LN(x)) }   (CLIP quick_gelu, SigLIP gelu-tanh)
+ *   CLIP:   last_hidden_state = x,     pooler_output = LN_post(x[:, 0])
+ *   SigLIP: last_hidden_state = LN(x), pooler_output = mean of last_hidden_state over tokens
+ *     (SigLIP's real head is attention pooling; for features and timing a mean is enough)
+ *
+ * Usage: node dist/scripts/make_tiny_onnx.js DIR [clip|siglip] [imageSize patch width layers heads]
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import protobuf from 'protobufjs';
+
+const ONNX_SCHEMA = `
+syntax = "proto2";
+package onnx;
+message AttributeProto { optional string name = 1; optional float f = 2; optional int64 i = 3; optional bytes s = 4; repeated int64 ints = 8; optional int32 type = 20; }
+message NodeProto { repeated string input = 1; repeated string output = 2; optional string name = 3; optional string op_type = 4; repeated AttributeProto attribute = 5; }
+message TensorProto { repeated int64 dims = 1; optional int32 data_type = 2; optional string name = 8; optional bytes raw_data = 9; }
+message Dimension { optional int64 dim_value = 1; optional string dim_param = 2; }
+message TensorShapeProto { repeated Dimension dim = 1; }
+message TensorTypeProto { optional int32 elem_type = 1; optional TensorShapeProto shape = 2; }
+message TypeProto { optional TensorTypeProto tensor_type = 1; }
+message ValueInfoProto { optional string name = 1; optional TypeProto type = 2; }
+message GraphProto { repeated NodeProto node = 1; optional string name = 2; repeated TensorProto initializer = 5; repeated ValueInfoProto input = 11; repeated ValueInfoProto output = 12; }
+message OperatorSetIdProto { optional string domain = 1; optional int64 version = 2; }
+message ModelProto { optional int64 ir_version = 1; optional string producer_name = 2; optional GraphProto graph = 7; repeated OperatorSetIdProto opset_import = 8; }
+`;
+
+const FLOAT = 1;
+const INT64 = 7;
+const ATTR_FLOAT = 1;
+const ATTR_INT = 2;
+const ATTR_INTS = 7;
+
+export interface TowerSpec {
+  kind: 'clip' | 'siglip';
+  imageSize: number;
+  patchSize: number;
+  hiddenSize: number;
+  layers: number;
+  heads: number;
+  seed: number;
+}
+
+export const TINY_CLIP: TowerSpec = { kind: 'clip', imageSize: 32, patchSize: 8, hiddenSize: 16, layers: 1, heads: 2, seed: 1 };
+export const TINY_SIGLIP: TowerSpec = { kind: 'siglip', imageSize: 24, patchSize: 8, hiddenSize: 12, layers: 2, heads: 3, seed: 2 };
+/** ViT-B/32 (CLIP's image tower): 224², 7×7 patches + CLS, width 768, 12 layers, 12 heads. */
+export const CLIP_B32: TowerSpec = { kind: 'clip', imageSize: 224, patchSize: 32, hiddenSize: 768, layers: 12, heads: 12, seed: 3 };
+
+type Attr = { name: string; f?: number; i?: number; ints?: number[] };
+
+/** Builds the node list and initialisers; names are unique per call. */
+class GraphBuilder {
+  readonly nodes: object[] = [];
+  readonly initializers: object[] = [];
+  private n = 0;
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 1;
+  }
+
+  /** xorshift32 → uniform(−a, a): deterministic, fast enough for 88M weights. */
+  private uniform(count: number, scale: number): Float32Array {
+    const out = new Float32Array(count);
+    let s = this.state;
+    for (let i = 0; i < count; i++) {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      out[i] = ((s >>> 0) / 4294967296 - 0.5) * 2 * scale;
+    }
+    this.state = s;
+    return out;
+  }
+
+  weight(dims: number[], scale: number): string {
+    const count = dims.reduce((a, b) => a * b, 1);
+    return this.constant(dims, this.uniform(count, scale));
+  }
+
+  constant(dims: number[], values: Float32Array): string {
+    const name = `w${this.n++}`;
+    this.initializers.push({ name, dims, dataType: FLOAT, rawData: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) });
+    return name;
+  }
+
+  ints(values: number[]): string {
+    const name = `c${this.n++}`;
+    const data = new BigInt64Array(values.map((v) => BigInt(v)));
+    this.initializers.push({ name, dims: [values.length], dataType: INT64, rawData: new Uint8Array(data.buffer) });
+    return name;
+  }
+
+  op(opType: string, inputs: string[], attrs: Attr[] = [], output?: string): string {
+    const out = output ?? `t${this.n++}`;
+    const attribute = attrs.map((a) =>
+      a.ints ? { name: a.name, ints: a.ints, type: ATTR_INTS } : a.f !== undefined ? { name: a.name, f: a.f, type: ATTR_FLOAT } : { name: a.name, i: a.i, type: ATTR_INT },
+    );
+    this.nodes.push({ input: inputs, output: [out], name: `${opType}_${this.n++}`, opType, attribute });
+    return out;
+  }
+
+  layerNorm(x: string, d: number, output?: string): string {
+    const gamma = this.constant([d], new Float32Array(d).fill(1).map((v, i) => v + 0.01 * (i % 7)));
+    const beta = this.constant([d], new Float32Array(d).map((_, i) => 0.01 * (i % 5)));
+    return this.op('LayerNormalization', [x, gamma, beta], [{ name: 'axis', i: -1 }, { name: 'epsilon', f: 1e-5 }], output);
+  }
+
+  linear(x: string, din: number, dout: number): string {
+    return this.op('Add', [this.op('MatMul', [x, this.weight([din, dout], 1 / Math.sqrt(din))]), this.weight([dout], 0.02)]);
+  }
+}
+
+/** ModelProto bytes of the tower. */
+export function buildVisionTower(spec: TowerSpec): Uint8Array {
+  const { imageSize: S, patchSize: P, hiddenSize: D, heads: H } = spec;
+  if (S % P !== 0 || D % H !== 0) throw new Error('imageSize must be a multiple of patchSize and hiddenSize of heads');
+  const grid = S / P;
+  const clip = spec.kind === 'clip';
+  const tokens = grid * grid + (clip ? 1 : 0);
+  const dh = D / H;
+  const g = new GraphBuilder(spec.seed);
+
+  const conv = g.op('Conv', ['pixel_values', g.weight([D, 3, P, P], 1 / Math.sqrt(3 * P * P))], [{ name: 'kernel_shape', ints: [P, P] }, { name: 'strides', ints: [P, P] }]);
+  const flat = g.op('Reshape', [conv, g.ints([0, D, grid * grid])]); // [B, D, N]
+  let x = g.op('Transpose', [flat], [{ name: 'perm', ints: [0, 2, 1] }]); // [B, N, D]
+  if (clip) {
+    // Class token broadcast over the batch: zeros [B, 1, D] (from the first token) + the embedding.
+    const first = g.op('Slice', [x, g.ints([0]), g.ints([1]), g.ints([1])]);
+    const cls = g.op('Add', [g.op('Mul', [first, g.constant([1], new Float32Array([0]))]), g.weight([1, 1, D], 1)]);
+    x = g.op('Concat', [cls, x], [{ name: 'axis', i: 1 }]);
+  }
+  x = g.op('Add', [x, g.weight([1, tokens, D], 0.5)]);
+  if (clip) x = g.layerNorm(x, D); // CLIP's pre_layrnorm
+
+  const heads = (t: string) => g.op('Transpose', [g.op('Reshape', [t, g.ints([0, 0, H, dh])])], [{ name: 'perm', ints: [0, 2, 1, 3] }]);
+  for (let l = 0; l < spec.layers; l++) {
+    const h = g.layerNorm(x, D);
+    const q = heads(g.op('Mul', [g.linear(h, D, D), g.constant([1], new Float32Array([1 / Math.sqrt(dh)]))]));
+    const k = heads(g.linear(h, D, D));
+    const v = heads(g.linear(h, D, D));
+    const kt = g.op('Transpose', [k], [{ name: 'perm', ints: [0, 1, 3, 2] }]);
+    const attn = g.op('Softmax', [g.op('MatMul', [q, kt])], [{ name: 'axis', i: -1 }]);
+    const ctx = g.op('Transpose', [g.op('MatMul', [attn, v])], [{ name: 'perm', ints: [0, 2, 1, 3] }]);
+    x = g.op('Add', [x, g.linear(g.op('Reshape', [ctx, g.ints([0, 0, D])]), D, D)]);
+    const m = g.linear(g.layerNorm(x, D), D, 4 * D);
+    // quick_gelu for CLIP; SigLIP's gelu-tanh written as x·sigmoid(1.5957691·(x + 0.044715x³)).
+    const act = clip
+      ? g.op('Mul', [m, g.op('Sigmoid', [g.op('Mul', [m, g.constant([1], new Float32Array([1.702]))])])])
+      : g.op('Mul', [m, g.op('Sigmoid', [g.op('Mul', [g.op('Add', [m, g.op('Mul', [g.op('Mul', [g.op('Mul', [m, m]), m]), g.constant([1], new Float32Array([0.044715]))])]), g.constant([1], new Float32Array([1.5957691]))])])]);
+    x = g.op('Add', [x, g.linear(act, 4 * D, D)]);
+  }
+  if (clip) {
+    g.op('Identity', [x], [], 'last_hidden_state');
+    const cls = g.op('Squeeze', [g.op('Slice', [x, g.ints([0]), g.ints([1]), g.ints([1])]), g.ints([1])]);
+    g.layerNorm(cls, D, 'pooler_output');
+  } else {
+    const last = g.layerNorm(x, D, 'last_hidden_state');
+    g.op('ReduceMean', [last], [{ name: 'axes', ints: [1] }, { name: 'keepdims', i: 0 }], 'pooler_output');
+  }
+
+  const valueInfo = (name: string, dims: (number | string)[]) => ({
+    name,
+    type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
+  });
+  const root = protobuf.parse(ONNX_SCHEMA, { keepCase: false }).root;
+  const Model = root.lookupType('onnx.ModelProto');
+  const model = {
+    irVersion: 8,
+    producerName: 'autoui make_tiny_onnx',
+    opsetImport: [{ domain: '', version: 17 }],
+    graph: {
+      name: `${spec.kind}_vision_tower`,
+      node: g.nodes,
+      initializer: g.initializers,
+      input: [valueInfo('pixel_values', ['batch_size', 3, S, S])],
+      output: [valueInfo('last_hidden_state', ['batch_size', tokens, D]), valueInfo('pooler_output', ['batch_size', D])],
+    },
+  };
+  return Model.encode(Model.fromObject(model)).finish();
+}
+
+/** HF config.json and preprocessor_config.json of the tower, as the real CLIP / SigLIP folders have them. */
+export function towerConfigs(spec: TowerSpec): { config: object; preprocessor: object } {
+  const vision = {
+    hidden_size: spec.hiddenSize,
+    image_size: spec.imageSize,
+    patch_size: spec.patchSize,
+    num_hidden_layers: spec.layers,
+    num_attention_heads: spec.heads,
+    intermediate_size: 4 * spec.hiddenSize,
+    num_channels: 3,
+  };
+  if (spec.kind === 'clip') {
+    return {
+      config: { architectures: ['CLIPVisionModel'], model_type: 'clip_vision_model', hidden_act: 'quick_gelu', ...vision },
+      preprocessor: {
+        crop_size: { height: spec.imageSize, width: spec.imageSize },
+        do_center_crop: true,
+        do_convert_rgb: true,
+        do_normalize: true,
+        do_rescale: true,
+        do_resize: true,
+        image_mean: [0.48145466, 0.4578275, 0.40821073],
+        image_std: [0.26862954, 0.26130258, 0.27577711],
+        image_processor_type: 'CLIPImageProcessor',
+        resample: 3,
+        rescale_factor: 1 / 255,
+        size: { shortest_edge: spec.imageSize },
+      },
+    };
+  }
+  return {
+    config: { architectures: ['SiglipVisionModel'], model_type: 'siglip_vision_model', hidden_act: 'gelu_pytorch_tanh', ...vision },
+    preprocessor: {
+      do_normalize: true,
+      do_rescale: true,
+      do_resize: true,
+      image_mean: [0.5, 0.5, 0.5],
+      image_std: [0.5, 0.5, 0.5],
+      image_processor_type: 'SiglipImageProcessor',
+      resample: 3,
+      rescale_factor: 1 / 255,
+      size: { height: spec.imageSize, width: spec.imageSize },
+    },
+  };
+}
+
+/** Writes the model folder; returns its path. */
+export async function writeVisionTower(dir: string, spec: TowerSpec): Promise<string> {
+  const { config, preprocessor } = towerConfigs(spec);
+  await mkdir(join(dir, 'onnx'), { recursive: true });
+  await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
+  await writeFile(join(dir, 'preprocessor_config.json'), JSON.stringify(preprocessor, null, 2));
+  await writeFile(join(dir, 'onnx', 'model.onnx'), buildVisionTower(spec));
+  return dir;
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain) {
+  const [dir, kind = 'clip', ...nums] = process.argv.slice(2);
+  if (!dir || (kind !== 'clip' && kind !== 'siglip')) {
+    console.error('usage: node dist/scripts/make_tiny_onnx.js DIR [clip|siglip] [imageSize patch width layers heads]');
+    process.exit(2);
+  }
+  const base = kind === 'clip' ? TINY_CLIP : TINY_SIGLIP;
+  const [imageSize, patchSize, hiddenSize, layers, heads] = nums.map(Number);
+  const spec: TowerSpec = { ...base, imageSize: imageSize ?? base.imageSize, patchSize: patchSize ?? base.patchSize, hiddenSize: hiddenSize ?? base.hiddenSize, layers: layers ?? base.layers, heads: heads ?? base.heads };
+  await writeVisionTower(dir, spec);
+  console.log(`wrote ${kind} tower to ${dir}`);
+}

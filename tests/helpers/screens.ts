@@ -1,0 +1,39 @@
+/** Small hand-made screenshots (encoded bytes) for inference tests. */
+import { crc32 } from '@node-rs/crc32';
+import sharp from 'sharp';
+
+/** A phone-like screen: white background, a coloured bar on top and a button; encoded as `format`. */
+export async function makeScreenshot(width = 540, height = 1200, format: 'png' | 'jpeg' | 'webp' = 'png', alpha = false): Promise<Buffer> {
+  const svg = Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+      <rect width="100%" height="100%" fill="#ffffff"/>
+      <rect width="100%" height="${Math.round(height * 0.08)}" fill="#1a73e8"/>
+      <rect x="${Math.round(width * 0.2)}" y="${Math.round(height * 0.5)}" width="${Math.round(width * 0.6)}" height="${Math.round(height * 0.07)}" rx="12" fill="#34a853"/>
+    </svg>`,
+  );
+  let img = sharp(svg);
+  img = alpha ? img.ensureAlpha(0.8) : img.removeAlpha();
+  return format === 'png' ? img.png().toBuffer() : format === 'jpeg' ? img.jpeg().toBuffer() : img.webp().toBuffer();
+}
+
+function chunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(td) >>> 0);
+  return Buffer.concat([len, td, crc]);
+}
+
+/**
+ * A PNG whose header claims width×height with almost no pixel data: a decompression-bomb stand-in
+ * (and a 0×0 image) that costs nothing to build.
+ */
+export function pngHeaderOnly(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])), chunk('IEND', Buffer.alloc(0))]);
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { learningRate } from '../src/train/adamw.js';
+import { planEpoch } from '../src/train/batching.js';
+import { DEFAULT_TRAIN, DivergedError, train, type TrainOptions } from '../src/train/trainer.js';
+import { tinyShards } from './helpers/tiny_data.js';
+
+// A model small enough that a few epochs take seconds.
+const MICRO = { dModel: 32, dKv: 8, numHeads: 2, dFf: 64, numLayers: 1, numDecoderLayers: 1, dropoutRate: 0.1 };
+
+describe('planEpoch', () => {
+  it('draws each chosen row once, respects batch size, and is a pure function of (seed, epoch)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 300 }), fc.integer({ min: 1, max: 17 }), fc.nat(), (lengths, bs, seed) => {
+        const subsets = lengths.map((_, i) => (i % 3 === 0 ? 'a' : 'b'));
+        const opts = { batchSize: bs, seed, epoch: 2 };
+        const batches = planEpoch(lengths, subsets, opts);
+        const flat = batches.flat();
+        expect(new Set(flat).size).toBe(lengths.length);
+        expect(flat.length).toBe(lengths.length);
+        for (const b of batches) expect(b.length).toBeLessThanOrEqual(bs);
+        expect(planEpoch(lengths, subsets, opts)).toEqual(batches);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('samples a subset at its fraction and changes order between epochs', () => {
+    const lengths = Array.from({ length: 1000 }, (_, i) => 5 + (i % 40));
+    const subsets = lengths.map((_, i) => (i < 500 ? 'google_apps' : 'general'));
+    const e0 = planEpoch(lengths, subsets, { batchSize: 8, seed: 1, epoch: 0, subsetFraction: { google_apps: 0.1 } }).flat();
+    expect(e0.filter((i) => i < 500).length).toBe(50);
+    expect(e0.filter((i) => i >= 500).length).toBe(500);
+    const e1 = planEpoch(lengths, subsets, { batchSize: 8, seed: 1, epoch: 1, subsetFraction: { google_apps: 0.1 } }).flat();
+    expect(e1).not.toEqual(e0);
+  });
+
+  it('buckets by length: batches hold rows of similar length', () => {
+    const lengths = Array.from({ length: 512 }, (_, i) => (i * 37) % 100);
+    const batches = planEpoch(lengths, lengths.map(() => 's'), { batchSize: 16, seed: 3, epoch: 0, bucketWindow: 32 });
+    const spread = batches.map((b) => Math.max(...b.map((i) => lengths[i]!)) - Math.min(...b.map((i) => lengths[i]!)));
+    expect(Math.max(...spread)).toBeLessThan(10);
+  });
+});
+
+describe('learningRate', () => {
+  it('warms up linearly, peaks, then decays to zero', () => {
+    expect(learningRate(0, 100, 1, 10)).toBeCloseTo(0.1);
+    expect(learningRate(9, 100, 1, 10)).toBeCloseTo(1);
+    expect(learningRate(55, 100, 1, 10)).toBeCloseTo(0.5);
+    expect(learningRate(100, 100, 1, 10)).toBe(0);
+  });
+});
+
+describe('train', () => {
+  let shards: string;
+  let root: string;
+  beforeAll(async () => {
+    ({ shards, root } = await tinyShards(30, 11));
+  });
+
+  const opts = (out: string, extra: Partial<TrainOptions> = {}): TrainOptions => ({
+    ...DEFAULT_TRAIN,
+    data: shards,
+    out: join(root, out),
+    modelOverrides: MICRO,
+    epochs: 2,
+    batchSize: 8,
+    lr: 3e-3,
+    valRows: 16,
+    saveEvery: 0,
+    quiet: true,
+    log: () => {},
+    ...extra,
+  });
+
+  it('resuming an interrupted run gives exactly the weights of an uninterrupted one', async () => {
+    const full = await train(opts('full'));
+    expect(full.interrupted).toBe(false);
+    const steps = full.state.globalStep;
+    expect(steps).toBeGreaterThan(4);
+
+    // Stop mid-epoch (as a kill after a save would), then resume twice over.
+    const part = await train(opts('split', { stopAfter: Math.floor(steps / 3) }));
+    expect(part.interrupted).toBe(true);
+    const part2 = await train(opts('split', { resume: true, stopAfter: Math.floor(steps / 3) }));
+    expect(part2.interrupted).toBe(true);
+    const rest = await train(opts('split', { resume: true }));
+    expect(rest.state.globalStep).toBe(steps);
+
+    const a = readFileSync(join(root, 'full', 'last', 'model.safetensors'));
+    const b = readFileSync(join(root, 'split', 'last', 'model.safetensors'));
+    expect(Buffer.compare(a, b)).toBe(0);
+    const c = readFileSync(join(root, 'full', 'last', 'optimizer.safetensors'));
+    const d = readFileSync(join(root, 'split', 'last', 'optimizer.safetensors'));
+    expect(Buffer.compare(c, d)).toBe(0);
+  });
+
+  it('a different seed gives different weights (the resume test above can fail)', async () => {
+    await train(opts('seed2', { seed: 43, epochs: 1 }));
+    await train(opts('seed1', { epochs: 1 }));
+    const a = readFileSync(join(root, 'seed1', 'last', 'model.safetensors'));
+    const b = readFileSync(join(root, 'seed2', 'last', 'model.safetensors'));
+    expect(Buffer.compare(a, b)).not.toBe(0);
+  });
+
+  it('stops on a non-finite loss with a clear message and keeps the last good checkpoint', async () => {
+    const run = train(opts('nan', { lr: 1e30, clipNorm: 0, saveEvery: 1, warmupRatio: 0 }));
+    await expect(run).rejects.toBeInstanceOf(DivergedError);
+    await expect(train(opts('nan2', { lr: 1e30, clipNorm: 0, saveEvery: 1, warmupRatio: 0 }))).rejects.toThrow(/loss became (NaN|Infinity|-Infinity) at step \d+.*last good checkpoint/s);
+    const state = JSON.parse(readFileSync(join(root, 'nan', 'last', 'trainer_state.json'), 'utf8'));
+    expect(state.globalStep).toBeGreaterThanOrEqual(1);
+  });
+});
