@@ -333,6 +333,46 @@ def make_family(name, cfg, seed):
     print(name, sizes)
 
 
+def write_spiece(out):
+    """The same vocabulary as a SentencePiece model (spiece.model, as the original T5 releases ship),
+    encoded with python3-protobuf from the public sentencepiece_model.proto field numbers."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="fixture_spm.proto", package="sentencepiece", syntax="proto2")
+    sp = fdp.message_type.add(name="SentencePiece")
+    sp.field.add(name="piece", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    sp.field.add(name="score", number=2, type=F.TYPE_FLOAT, label=F.LABEL_OPTIONAL)
+    sp.field.add(name="type", number=3, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    ts = fdp.message_type.add(name="TrainerSpec")
+    ts.field.add(name="model_type", number=3, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    ts.field.add(name="unk_id", number=40, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    ns = fdp.message_type.add(name="NormalizerSpec")
+    ns.field.add(name="name", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    mp = fdp.message_type.add(name="ModelProto")
+    mp.field.add(name="pieces", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".sentencepiece.SentencePiece")
+    mp.field.add(name="trainer_spec", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".sentencepiece.TrainerSpec")
+    mp.field.add(name="normalizer_spec", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".sentencepiece.NormalizerSpec")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("sentencepiece.ModelProto")) \
+        if hasattr(message_factory, "GetMessageClass") else \
+        message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("sentencepiece.ModelProto"))
+    m = cls()
+    m.trainer_spec.model_type = 1  # UNIGRAM
+    m.trainer_spec.unk_id = 2
+    m.normalizer_spec.name = "identity"
+    for piece, kind in (("<pad>", 3), ("</s>", 3), ("<unk>", 2)):  # CONTROL, CONTROL, UNKNOWN
+        m.pieces.add(piece=piece, score=0.0, type=kind)
+    for piece, score in PIECES:
+        m.pieces.add(piece=piece, score=score, type=1)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "spiece.model"), "wb") as f:
+        f.write(m.SerializeToString())
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "T5Tokenizer", "extra_ids": 2, "eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}, f, indent=2)
+
+
 HF_PREFIXES = ("shared.", "encoder.", "decoder.", "lm_head.")
 
 
@@ -367,6 +407,7 @@ def main():
     torch.manual_seed(0)
     for i, (name, cfg) in enumerate(FAMILIES.items()):
         make_family(name, cfg, 1234 + i)
+    write_spiece(os.path.join(ROOT, "spiece-only"))
 
 
 if __name__ == "__main__":

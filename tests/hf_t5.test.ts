@@ -10,6 +10,7 @@ import {
   AUTOUI_EXTRA_TENSORS, initFromHuggingFace, languageConfigFromHf, loadPretrainedInto, mapT5Weights, pretrainedModelConfig, t5TensorShapes,
 } from '../src/model/hf_t5.js';
 import { decoderStack, encoderStack, lmHead } from '../src/model/t5.js';
+import { CHECKPOINT_FORMAT, saveCheckpoint } from '../src/train/checkpoint.js';
 import { InputError } from '../src/util/errors.js';
 import { decodeSafetensors, encodeSafetensors, readSafetensors, type NamedTensor } from '../src/util/safetensors.js';
 
@@ -223,5 +224,68 @@ describe('checkpoint problems are reported by name', () => {
     const { weights, ignored } = mapT5Weights(config, tensors, 'mem');
     expect(weights.get('shared.weight')).toBe(tensors.get('encoder.embed_tokens.weight'));
     expect(ignored).toEqual(['encoder.embed_tokens.weight']);
+  });
+});
+
+/*
+ * The other direction: an autoui checkpoint (saved by the trainer's saveCheckpoint) whose language
+ * tensors PyTorch loads by their HF names. tests/fixtures/t5/ours holds one, with the encoder states
+ * and logits our model computed; `make_t5_fixtures.py --verify-ours tests/fixtures/t5/ours` runs the
+ * PyTorch reference on it. This test keeps the fixture honest: today's code must still produce those
+ * numbers from that file. AUTOUI_WRITE_OURS=1 regenerates it.
+ */
+describe('our checkpoints load in PyTorch', () => {
+  const OURS = join(FIXTURES, 'ours');
+
+  function languageOutputs(model: AutoUiModel, ref: Reference): { enc: Float32Array; logits: Float32Array; shape: number[] } {
+    return tf.tidy(() => {
+      const ids = tf.tensor2d(ref.input_ids, undefined, 'int32');
+      const mask = tf.tensor2d(ref.attention_mask, undefined, 'int32');
+      const dec = tf.tensor2d(ref.decoder_input_ids, undefined, 'int32');
+      const enc = encoderStack(model.params, model.config, ids, mask, NO_DROPOUT);
+      const logits = lmHead(model.params, model.config, decoderStack(model.params, model.config, dec, enc, mask, NO_DROPOUT));
+      return { enc: enc.dataSync() as Float32Array, logits: logits.dataSync() as Float32Array, shape: logits.shape };
+    });
+  }
+
+  it('keeps HF names for every language tensor; the fixture still reproduces', async () => {
+    const ref = await reference('flan-t5');
+    const init = await initFromHuggingFace(join(FIXTURES, 'flan-t5'));
+    const codec = new ActionCodec(init.tokenizer);
+    const config = pretrainedModelConfig(init, { vocabSize: codec.vocabSize, screenDim: 6 });
+    const model = new AutoUiModel(config, 11);
+    loadPretrainedInto(model, init);
+    const names = [...model.namedWeights().keys()];
+    const extras = names.filter((n) => !/^(shared|encoder|decoder|lm_head)\./.test(n)).sort();
+    expect(extras).toEqual([...AUTOUI_EXTRA_TENSORS].sort());
+    if (process.env.AUTOUI_WRITE_OURS) {
+      const out = languageOutputs(model, ref);
+      await saveCheckpoint(OURS, {
+        meta: { format: CHECKPOINT_FORMAT, model: config, codec: codec.toJSON(), encoder: { id: 'test', patches: 5, dim: 6, grid: null, pooled: false }, training: {}, created: new Date(0).toISOString(), autoui: '0.1.0' },
+        weights: model.namedWeights(),
+      });
+      const hfConfig = {
+        vocab_size: config.vocabSize, d_model: config.dModel, d_kv: config.dKv, num_heads: config.numHeads, d_ff: config.dFf,
+        num_layers: config.numLayers, num_decoder_layers: config.numDecoderLayers, relative_attention_num_buckets: config.relativeAttentionNumBuckets,
+        relative_attention_max_distance: config.relativeAttentionMaxDistance, feed_forward_proj: config.feedForwardProj,
+        tie_word_embeddings: config.tieWordEmbeddings, layer_norm_epsilon: config.layerNormEpsilon,
+      };
+      await writeFile(join(OURS, 'ours_reference.json'), JSON.stringify({
+        hf_config: hfConfig, input_ids: ref.input_ids, attention_mask: ref.attention_mask, decoder_input_ids: ref.decoder_input_ids,
+        encoder_last_hidden_state: [...out.enc], logits: [...out.logits], logits_shape: out.shape,
+      }));
+    }
+    // Load the committed checkpoint into a fresh model by name (strict: every tensor, nothing else).
+    const saved = await readSafetensors(join(OURS, 'model.safetensors'));
+    const fresh = new AutoUiModel(config, 99);
+    const tensors = new Map([...saved.tensors].map(([n, t]) => [n, tf.tensor(t.data, t.shape)]));
+    fresh.params.load(tensors, { strict: true, where: 'ours' });
+    tf.dispose([...tensors.values()]);
+    const want = JSON.parse(await readFile(join(OURS, 'ours_reference.json'), 'utf8')) as { encoder_last_hidden_state: number[]; logits: number[] };
+    const got = languageOutputs(fresh, ref);
+    expect(maxAbsDiff(got.enc, want.encoder_last_hidden_state)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(got.logits, want.logits)).toBeLessThan(1e-5);
+    model.dispose();
+    fresh.dispose();
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_BATCH, DEFAULT_ROWS_PER_SHARD, prepareFromFiles, type PrepareProgress, type PrepareSummary } from '../data/prepare.js';
+import { mergeWorkerOutputs, parseWorkerSlot, workerTag, type MergeSummary, type WorkerSlot } from '../data/workers.js';
 import { ENCODER_SPECS } from '../model/vision/index.js';
 import { progress, type Progress } from '../util/progress.js';
 import { intOption, printJson } from './common.js';
@@ -14,6 +15,7 @@ interface PrepareOpts {
   batch: number;
   skipCorrupt?: boolean;
   overwrite?: boolean;
+  worker?: WorkerSlot;
   json?: boolean;
 }
 
@@ -33,13 +35,19 @@ export function registerDataPrepare(data: Command): void {
     .option('--batch <n>', 'screens per encoder call', intOption('--batch', 1), DEFAULT_BATCH)
     .option('--skip-corrupt', 'skip (and count) corrupt records and episodes instead of stopping')
     .option('--overwrite', 'rebuild the subset if it was prepared from other inputs or settings')
+    .option(
+      '--worker <i/N>',
+      "process only worker i's share (0-based) of N: a contiguous block of the sorted input files. " +
+        "Give each worker its own --out, then join them with 'autoui data merge'",
+      (v: string) => parseWorkerSlot(v),
+    )
     .option('--json', 'print a JSON summary on stdout (no progress bar)')
     .action(async (opts: PrepareOpts) => {
       // Created on the first report, so failures before any reading print no empty bar.
       let bar: Progress | undefined;
       let shown = 0;
       const onProgress = (p: PrepareProgress & { estimatedTotal: number }): void => {
-        bar ??= progress({ label: `prepare ${opts.subset}`, total: p.estimatedTotal, unit: 'screens', quiet: opts.json });
+        bar ??= progress({ label: `prepare ${opts.subset}${opts.worker ? ` ${workerTag(opts.worker)}` : ''}`, total: p.estimatedTotal, unit: 'screens', quiet: opts.json });
         bar.setTotal(p.estimatedTotal);
         bar.tick(p.screens - shown, { encoded: String(p.encoded), reused: String(p.reused) });
         shown = p.screens;
@@ -56,6 +64,7 @@ export function registerDataPrepare(data: Command): void {
           batch: opts.batch,
           skipCorrupt: opts.skipCorrupt,
           overwrite: opts.overwrite,
+          worker: opts.worker,
           onProgress,
         });
       } finally {
@@ -63,6 +72,27 @@ export function registerDataPrepare(data: Command): void {
       }
       if (opts.json) return printJson(summary);
       printSummary(summary);
+    });
+  registerDataMerge(data);
+}
+
+/** `autoui data merge`: one manifest over the --out directories of `data prepare --worker` runs. */
+export function registerDataMerge(data: Command): void {
+  data
+    .command('merge')
+    .description(
+      "write OUT/manifest.json listing the shards of several 'data prepare --worker i/N' outputs (nothing is copied: " +
+        'keep the worker directories where they are, ideally inside OUT). Every worker of a subset must be present and finished.',
+    )
+    .requiredOption('--out <dir>', 'the merged shard directory (train and eval read this)')
+    .argument('<parts...>', "the workers' --out directories")
+    .option('--json', 'print a JSON summary on stdout')
+    .action(async (parts: string[], opts: { out: string; json?: boolean }) => {
+      const summary: MergeSummary = await mergeWorkerOutputs(opts.out, parts);
+      if (opts.json) return printJson(summary);
+      console.log(`merged ${summary.parts} worker outputs → ${summary.out}/manifest.json`);
+      for (const [name, s] of Object.entries(summary.subsets))
+        console.log(`  ${name.padEnd(12)} ${String(s.workers).padStart(4)} workers ${String(s.shards).padStart(7)} shards ${String(s.screens).padStart(10)} screens`);
     });
 }
 

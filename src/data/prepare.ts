@@ -92,8 +92,10 @@ export function shardFileName(split: SplitName, index: number, worker?: WorkerSl
 const SHARD_FILE = /^(train|val|test)-(w\d+of\d+-)?(\d{5,})\.arrow$/;
 
 /** What of the previous run's settings differs from this one's (empty: a resume is valid). */
-function settingsDiff(prev: SubsetEntry, next: SubsetEntry): string[] {
+function settingsDiff(prev: WorkerSubsetEntry, next: WorkerSubsetEntry): string[] {
   const diffs: string[] = [];
+  const slot = (e: WorkerSubsetEntry) => (e.worker ? `${e.worker.index}/${e.worker.count}` : 'none');
+  if (slot(prev) !== slot(next)) diffs.push(`--worker (${slot(prev)} → ${slot(next)})`);
   const key = (xs: InputFileEntry[]) => xs.map((f) => `${basename(f.path)}:${f.bytes}`).join('\n');
   if (key(prev.inputs) !== key(next.inputs))
     diffs.push(`input files (${prev.inputs.length} before, ${next.inputs.length} now, or different names/sizes)`);

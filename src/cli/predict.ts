@@ -1,0 +1,91 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { toAdbCommand, toPyAutoGui } from '../infer/adapters.js';
+import { MAX_HISTORY_STEPS, Predictor } from '../infer/predict.js';
+import { InputError } from '../util/errors.js';
+import { printJson } from './common.js';
+
+interface PredictCliOptions {
+  checkpoint: string;
+  image: string;
+  goal: string;
+  history?: string;
+  encoder?: string;
+  json?: boolean;
+}
+
+async function readInput(file: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw new InputError(`cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, file);
+  }
+}
+
+function parseHistoryFile(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`not valid JSON (${(err as Error).message})`, file);
+  }
+}
+
+/** `autoui predict --checkpoint DIR --image SHOT --goal TEXT [--history FILE] [--json]` */
+export function registerPredict(parent: Command): void {
+  parent
+    .command('predict')
+    .description('predict the next UI action for a screenshot and a goal (AITW form, plan, pixels, adb and PyAutoGUI lines)')
+    .requiredOption('--checkpoint <dir>', 'checkpoint directory (a training output dir resolves to its best/)')
+    .requiredOption('--image <file>', 'the screenshot: PNG, JPEG or WebP of any size')
+    .requiredOption('--goal <text>', 'what the user wants done')
+    .option('--history <file>', `JSON list of the previous actions, oldest first (at most ${MAX_HISTORY_STEPS}; the model reads the last 8)`)
+    .option('--encoder <spec>', "vision encoder, when the checkpoint's is not built in")
+    .option('--json', 'print one JSON object on stdout')
+    .addHelpText(
+      'after',
+      `
+History actions: {"action_type": 4 | "DUAL_POINT", "touch_yx" | "touch_point": [y, x], "lift_yx" | "lift_point": [y, x],
+"typed_text": "..."}; points are normalised to the screen (y down, x right, both in [0, 1]).
+Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
+    )
+    .action(async (opts: PredictCliOptions) => {
+      const image = await readInput(opts.image, 'the image');
+      const history = opts.history ? parseHistoryFile((await readInput(opts.history, 'the history')).toString('utf8'), opts.history) : undefined;
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder });
+      let out;
+      try {
+        const prepared = await predictor.prepare({ image, goal: opts.goal, history }).catch((e: unknown) => {
+          // Name the file the bad value came from, not just the field.
+          if (e instanceof InputError && e.message.startsWith('image:')) throw new InputError(e.message.slice('image: '.length), opts.image);
+          if (e instanceof InputError && e.message.startsWith('history') && opts.history) throw new InputError(e.message, opts.history);
+          throw e;
+        });
+        const t0 = performance.now();
+        const [r] = await predictor.predictBatch([prepared]);
+        out = { ...r!, latency_ms: performance.now() - t0 + prepared.decodeMs, size: { width: prepared.image.width, height: prepared.image.height } };
+      } finally {
+        predictor.dispose();
+      }
+      const { result, timings, latency_ms, size } = out;
+      if (!result.ok) {
+        if (opts.json) printJson({ action: null, invalid: result.error, latency_ms, timings });
+        else process.stderr.write(`autoui predict: the model gave no valid action (${result.error})\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const commands = { adb: toAdbCommand(result.aitw, size), pyautogui: toPyAutoGui(result.aitw, size) };
+      if (opts.json) {
+        printJson({ action: result.action, plan: result.plan, plan_ids: result.plan_ids, pixels: result.pixels, commands, latency_ms, timings });
+        return;
+      }
+      const a = result.action;
+      const lines = [`action:    ${a.action_type} (${a.action_type_id})${a.gesture === 'tap' || a.gesture === 'scroll' ? ` ${a.gesture}${a.scroll_direction ? ` ${a.scroll_direction}` : ''}` : ''}`];
+      if (a.action_type_id === 4) {
+        lines.push(`touch:     [${a.touch_point.join(', ')}]  → pixel x=${result.pixels.touch!.x} y=${result.pixels.touch!.y}`);
+        lines.push(`lift:      [${a.lift_point.join(', ')}]  → pixel x=${result.pixels.lift!.x} y=${result.pixels.lift!.y}`);
+      }
+      if (a.action_type_id === 3) lines.push(`text:      ${JSON.stringify(a.typed_text)}`);
+      lines.push(`plan:      ${result.plan.join(' → ')}`, `adb:       ${commands.adb}`, `pyautogui: ${commands.pyautogui}`, `latency:   ${latency_ms.toFixed(0)} ms (${size.width}×${size.height} image)`);
+      process.stdout.write(lines.join('\n') + '\n');
+    });
+}

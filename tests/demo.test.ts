@@ -1,0 +1,20 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../src/cli/demo.js';
+
+describe('demo', () => {
+  it('runs synth → prepare → train → eval end to end under --out, and a re-run resumes every stage', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'autoui-demo-'));
+    const o = { out, episodes: 50, epochs: 1, batch: 16, lr: 3e-3, seed: 3, maxSteps: 2, json: true };
+    const r = await runDemo(o);
+    expect(r.data).toBe(join(out, 'shards'));
+    expect(r.checkpoint.startsWith(join(out, 'checkpoints'))).toBe(true);
+    expect(existsSync(join(r.checkpoint, 'model.safetensors'))).toBe(true);
+    expect(r.metrics.n).toBeGreaterThan(0);
+    expect(Object.keys(r.metrics)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
+    const again = await runDemo(o);
+    expect(again.metrics).toEqual(r.metrics);
+  });
+});

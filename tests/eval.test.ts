@@ -1,0 +1,69 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { predictionsJsonl } from '../src/cli/eval.js';
+import { parseScoreFile } from '../src/eval/score_input.js';
+import { scoreItems } from '../src/eval/metrics.js';
+import { evaluateCheckpoint } from '../src/eval/run.js';
+import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
+import { tinyShards } from './helpers/tiny_data.js';
+
+describe('eval', () => {
+  let shards: string;
+  let ckpt: string;
+  beforeAll(async () => {
+    const d = await tinyShards(25, 5);
+    shards = d.shards;
+    const r = await train({
+      ...DEFAULT_TRAIN,
+      data: shards,
+      out: join(d.root, 'ckpt'),
+      modelOverrides: { dModel: 32, dKv: 8, numHeads: 2, dFf: 64, numLayers: 1, numDecoderLayers: 1 },
+      epochs: 1,
+      batchSize: 8,
+      lr: 3e-3,
+      valRows: 8,
+      quiet: true,
+      log: () => {},
+    });
+    ckpt = join(d.root, 'ckpt');
+    expect(r.checkpoint).toBe(join(ckpt, 'best'));
+  });
+
+  it('writes predictions that `autoui score` scores to the same report', async () => {
+    const { report, predictions } = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true });
+    expect(report.n).toBe(predictions.length);
+    expect(Object.keys(report.subsets).length).toBeGreaterThan(1);
+    const text = predictionsJsonl(predictions);
+    const file = join(ckpt, 'preds.jsonl');
+    writeFileSync(file, text);
+    const rescored = scoreItems(parseScoreFile(readFileSync(file, 'utf8'), file)).report;
+    expect(rescored).toEqual(report);
+    // Every prediction is a well-formed AITW action or an explicit invalid with a reason.
+    for (const p of predictions) {
+      if (p.pred === null) expect(p.error).toBeTruthy();
+      else expect([3, 4, 5, 6, 7, 10, 11]).toContain(p.pred.action_type);
+    }
+  });
+
+  it('--blind zeroes the screen (and so changes what the model predicts)', async () => {
+    const seeing = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true });
+    const blind = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, blind: true });
+    expect(blind.report.n).toBe(seeing.report.n);
+    const differ = blind.predictions.some((p, i) => JSON.stringify(p.pred) !== JSON.stringify(seeing.predictions[i]!.pred));
+    expect(differ).toBe(true);
+  });
+
+  it('refuses shards made by another encoder', async () => {
+    const cfgFile = join(ckpt, 'best', 'config.json');
+    const cfg = JSON.parse(readFileSync(cfgFile, 'utf8'));
+    const saved = JSON.stringify(cfg, null, 2);
+    cfg.encoder.id = 'clip:deadbeef';
+    writeFileSync(cfgFile, JSON.stringify(cfg));
+    try {
+      await expect(evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true })).rejects.toThrow(/encoder 'clip:deadbeef'.*'builtin-v1'/);
+    } finally {
+      writeFileSync(cfgFile, saved);
+    }
+  });
+});
