@@ -174,8 +174,8 @@ describe('loadEncoder', () => {
     const enc = await loadEncoder('builtin');
     expect(enc.info.id).toBe('builtin-v1');
   });
-  it('says clip/siglip are not available yet, and rejects unknown specs', async () => {
-    await expect(loadEncoder('clip:/models/clip')).rejects.toThrow(/clip encoder is not available yet/);
+  it('names a missing clip/siglip folder, and rejects unknown specs', async () => {
+    await expect(loadEncoder('clip:/models/clip')).rejects.toThrow(/no such folder/);
     await expect(loadEncoder('siglip:/m')).rejects.toBeInstanceOf(InputError);
     await expect(loadEncoder('resnet')).rejects.toThrow(/unknown encoder spec/);
   });

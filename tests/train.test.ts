@@ -114,3 +114,26 @@ describe('train', () => {
     expect(state.globalStep).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('train --init', () => {
+  it('starts from a Hugging Face FLAN-T5 folder and leaves a checkpoint that loads back', async () => {
+    const { shards, root } = await tinyShards(25, 13);
+    const r = await train({
+      ...DEFAULT_TRAIN,
+      data: shards,
+      out: join(root, 'init'),
+      init: 'tests/fixtures/t5/flan-t5',
+      epochs: 1,
+      maxSteps: 2,
+      batchSize: 4,
+      valRows: 0,
+      quiet: true,
+      log: () => {},
+    });
+    const { loadCheckpoint } = await import('../src/infer/load.js');
+    const ck = await loadCheckpoint(r.checkpoint);
+    expect(ck.codec.tokenizer.kind).toBe('hf-tokenizer-v1');
+    expect(ck.meta.training.init).toBe('tests/fixtures/t5/flan-t5');
+    ck.model.dispose();
+  });
+});

@@ -9,6 +9,7 @@ export interface TrainCliOptions {
   data: string;
   out: string;
   config: string;
+  init?: string;
   epochs: number;
   lr: number;
   batch: number;
@@ -34,6 +35,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     data: o.data,
     out: o.out,
     preset: o.config,
+    init: o.init,
     epochs: o.epochs,
     lr: o.lr,
     batchSize: o.batch,
@@ -56,6 +58,7 @@ export function addTrainOptions(cmd: Command): Command {
   const d = DEFAULT_TRAIN;
   return cmd
     .option('--config <name>', `model size: ${Object.keys(PRESETS).join(' | ')}`, d.preset)
+    .option('--init <dir>', 'start from a Hugging Face T5 / FLAN-T5 / FLAN-Alpaca folder (config.json, model.safetensors, tokenizer); overrides --config')
     .option('--epochs <n>', 'passes over the training split', intOption('--epochs', 1), d.epochs)
     .option('--lr <rate>', 'peak learning rate (AdamW)', floatOption('--lr'), d.lr)
     .option('--batch <n>', 'examples per optimiser step', intOption('--batch', 1), d.batchSize)

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { AutoUiModel } from '../model/autoui.js';
 import { ActionCodec } from '../model/codec.js';
+// Registers the Hugging Face tokenizer kind, which checkpoints trained with --init carry.
+import '../model/hf_tokenizer.js';
 import { validateConfig } from '../model/config.js';
 import { loadWeightsInto, readCheckpointMeta } from '../train/checkpoint.js';
 import type { AutoUiCheckpointMeta } from '../train/trainer.js';

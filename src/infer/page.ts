@@ -31,6 +31,7 @@ export const PAGE_HTML = `<!doctype html>
   #overlay { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; overflow: visible; }
   .marker { fill: rgba(230, 40, 40, 0.35); stroke: #e62828; }
   .arrow { stroke: #e62828; fill: none; }
+  .dot { fill: #e62828; }
   .label { fill: #fff; paint-order: stroke; stroke: #b01c1c; font-weight: 600; }
   #error { color: #b01c1c; white-space: pre-wrap; font-size: 14px; }
   #result { font-size: 12px; background: #fff; border: 1px solid #dde2ec; border-radius: 6px; padding: 8px; max-width: 420px; overflow: auto; max-height: 300px; }
@@ -119,7 +120,7 @@ export const PAGE_HTML = `<!doctype html>
     if (a.gesture === 'tap') {
       const t = res.pixels.touch;
       el('circle', { id: 'marker', class: 'marker', cx: t.x, cy: t.y, r: unit * 0.04, 'stroke-width': unit * 0.008, 'data-x': t.x, 'data-y': t.y });
-      el('circle', { class: 'arrow', cx: t.x, cy: t.y, r: unit * 0.006, fill: '#e62828' });
+      el('circle', { class: 'dot', cx: t.x, cy: t.y, r: unit * 0.006 });
     } else if (a.gesture === 'scroll') {
       const t = res.pixels.touch, l = res.pixels.lift;
       el('line', { id: 'marker', class: 'arrow', x1: t.x, y1: t.y, x2: l.x, y2: l.y, 'stroke-width': unit * 0.02, 'marker-end': 'url(#head)', 'data-x': t.x, 'data-y': t.y });

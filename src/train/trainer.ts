@@ -11,6 +11,7 @@ import { AutoUiModel } from '../model/autoui.js';
 import { ActionCodec, type CodecJSON } from '../model/codec.js';
 import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
 import { buildWordTokenizer } from '../model/tokenizer.js';
+import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
 import type { EncoderInfo } from '../model/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
@@ -37,6 +38,8 @@ export interface TrainOptions {
   /** Checkpoint directory; `last/` and `best/` go inside. */
   out: string;
   preset: PresetName;
+  /** A Hugging Face T5-family folder to start from (config, weights, tokenizer); overrides `preset`. */
+  init?: string;
   /** Overrides of the preset (e.g. dropoutRate). */
   modelOverrides?: Partial<ModelConfig>;
   epochs: number;
@@ -105,25 +108,34 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const resuming = opts.resume && existsSync(join(lastDir, 'trainer_state.json'));
   let meta: AutoUiCheckpointMeta;
   let codec: ActionCodec;
+  let pretrained: HfT5Init | undefined;
   if (resuming) {
     meta = await readCheckpointMeta(lastDir);
     assertSameEncoder(meta.encoder, manifest.encoder, lastDir, opts.data);
     codec = ActionCodec.fromJSON(meta.codec);
   } else {
-    codec = new ActionCodec(buildWordTokenizer(trainingCorpus(trainTable)));
-    const config = modelConfig(opts.preset, { ...opts.modelOverrides, vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim });
+    pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
+    codec = new ActionCodec(pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(trainTable)));
+    const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim };
+    const config = pretrained
+      ? { ...pretrainedModelConfig(pretrained, sizes), ...opts.modelOverrides }
+      : modelConfig(opts.preset, { ...opts.modelOverrides, ...sizes });
     meta = {
       format: CHECKPOINT_FORMAT,
       model: config,
       codec: codec.toJSON(),
       encoder: manifest.encoder,
-      training: { data: opts.data, preset: opts.preset, seed: opts.seed },
+      training: { data: opts.data, preset: opts.init ? null : opts.preset, init: opts.init ?? null, seed: opts.seed },
       created: new Date().toISOString(),
       autoui: AUTOUI_VERSION,
     };
   }
 
   const model = new AutoUiModel(meta.model, opts.seed);
+  if (pretrained) {
+    const rep = loadPretrainedInto(model, pretrained);
+    log(`initialised from ${pretrained.source}: ${rep.loaded} tensors loaded, ${rep.addedRows} embedding rows added for the action codec, fresh: ${rep.fresh.join(', ') || 'none'}`);
+  }
   const weights = model.namedWeights();
   const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
   const trainSplit = encodeSplit(trainTable, codec);

@@ -1,0 +1,205 @@
+// Row-major (batched) single-precision GEMM for TensorFlow.js kernels, computed by OpenBLAS directly
+// on the memory of the Float32Arrays that the tfjs cpu backend keeps its tensors in (no copies).
+//
+// Exports:
+//   sgemm(a, b, c, batch, batchA, batchB, m, n, k, transA, transB): for bi in [0, batch):
+//       c[bi] = op(a[bi % batchA]) · op(b[bi % batchB]), op(x) = xᵀ when its flag is set.
+//     The `bi % batchX` indexing is exactly what tfjs's cpu BatchMatMul kernel does, so results
+//     match it even for the mixed broadcasts where that is not numpy broadcasting.
+//   setThreads(n), threads(), config()
+//
+// Written against plain N-API (node_api.h ships with Node's headers) rather than node-addon-api:
+// four small entry points do not justify a build-time npm dependency.
+#include <node_api.h>
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// OpenBLAS runs a GEMM with m·n·k at or below 65536·GEMM_MULTITHREAD_THRESHOLD (= 4 by default) on
+// the calling thread only (interface/gemm.c). Batches of such small products (attention heads) are
+// therefore spread over our own threads instead; larger products use OpenBLAS's own pool and are
+// issued one after another, so the two kinds of threading never nest.
+constexpr double kOpenBlasSingleThreadMnk = 65536.0 * 4.0;
+// Below this many flops a whole call is cheaper than starting a thread (~20–50 µs).
+constexpr double kMinParallelFlops = 4.0e6;
+
+int g_threads = 1;
+
+bool Check(napi_env env, napi_status status, const char* what) {
+  if (status == napi_ok) return true;
+  const napi_extended_error_info* info = nullptr;
+  napi_get_last_error_info(env, &info);
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) {
+    std::string msg = std::string("autoui_blas: ") + what;
+    if (info && info->error_message) msg += std::string(": ") + info->error_message;
+    napi_throw_error(env, nullptr, msg.c_str());
+  }
+  return false;
+}
+
+bool GetFloat32(napi_env env, napi_value v, const char* name, float** data, size_t* length) {
+  bool is_typed = false;
+  if (!Check(env, napi_is_typedarray(env, v, &is_typed), name)) return false;
+  napi_typedarray_type type;
+  void* ptr = nullptr;
+  if (is_typed) {
+    if (!Check(env, napi_get_typedarray_info(env, v, &type, length, &ptr, nullptr, nullptr), name)) return false;
+  }
+  if (!is_typed || type != napi_float32_array) {
+    std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be a Float32Array";
+    napi_throw_type_error(env, nullptr, msg.c_str());
+    return false;
+  }
+  *data = static_cast<float*>(ptr);
+  return true;
+}
+
+bool GetInt(napi_env env, napi_value v, const char* name, int64_t* out) {
+  napi_valuetype t;
+  if (!Check(env, napi_typeof(env, v, &t), name)) return false;
+  if (t == napi_number && Check(env, napi_get_value_int64(env, v, out), name) && *out >= 0 && *out <= INT32_MAX) return true;
+  std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be an integer in [0, 2^31)";
+  napi_throw_range_error(env, nullptr, msg.c_str());
+  return false;
+}
+
+bool GetBool(napi_env env, napi_value v, const char* name, bool* out) {
+  if (napi_get_value_bool(env, v, out) == napi_ok) return true;
+  std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be a boolean";
+  napi_throw_type_error(env, nullptr, msg.c_str());
+  return false;
+}
+
+struct Gemm {
+  const float* a;
+  const float* b;
+  float* c;
+  int64_t batchA, batchB, m, n, k;
+  bool transA, transB;
+
+  void Run(int64_t from, int64_t to) const {
+    const int64_t lda = transA ? m : k;
+    const int64_t ldb = transB ? k : n;
+    for (int64_t bi = from; bi < to; ++bi) {
+      cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+                  a + (bi % batchA) * m * k, static_cast<int>(lda),
+                  b + (bi % batchB) * k * n, static_cast<int>(ldb), 0.0f,
+                  c + bi * m * n, static_cast<int>(n));
+    }
+  }
+};
+
+napi_value Sgemm(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "sgemm arguments")) return nullptr;
+  if (argc != 11) {
+    napi_throw_type_error(env, nullptr, "autoui_blas.sgemm: expects (a, b, c, batch, batchA, batchB, m, n, k, transA, transB)");
+    return nullptr;
+  }
+  float *a, *b, *c;
+  size_t la, lb, lc;
+  int64_t batch, batchA, batchB, m, n, k;
+  bool transA, transB;
+  if (!GetFloat32(env, argv[0], "a", &a, &la) || !GetFloat32(env, argv[1], "b", &b, &lb) ||
+      !GetFloat32(env, argv[2], "c", &c, &lc) || !GetInt(env, argv[3], "batch", &batch) ||
+      !GetInt(env, argv[4], "batchA", &batchA) || !GetInt(env, argv[5], "batchB", &batchB) ||
+      !GetInt(env, argv[6], "m", &m) || !GetInt(env, argv[7], "n", &n) || !GetInt(env, argv[8], "k", &k) ||
+      !GetBool(env, argv[9], "transA", &transA) || !GetBool(env, argv[10], "transB", &transB)) {
+    return nullptr;
+  }
+  // Never touch memory outside the arrays, whatever the caller passes.
+  if (batchA < 1 || batchB < 1 || batch < std::max(batchA, batchB) ||
+      static_cast<double>(la) < static_cast<double>(batchA) * m * k ||
+      static_cast<double>(lb) < static_cast<double>(batchB) * k * n ||
+      static_cast<double>(lc) < static_cast<double>(batch) * m * n) {
+    napi_throw_range_error(env, nullptr, "autoui_blas.sgemm: array lengths do not cover the given shapes");
+    return nullptr;
+  }
+  if (m == 0 || n == 0) return nullptr;
+  if (k == 0) {  // an empty sum; BLAS may leave C untouched
+    std::memset(c, 0, sizeof(float) * batch * m * n);
+    return nullptr;
+  }
+  Gemm g{a, b, c, batchA, batchB, m, n, k, transA, transB};
+  if (batch > 1 && batchB == 1 && batchA == batch && !transA) {
+    // Consecutive a[bi] (each [m, k], row-major) against one b form a single [batch·m, k] product.
+    Gemm whole{a, b, c, 1, 1, batch * m, n, k, false, transB};
+    whole.Run(0, 1);
+    return nullptr;
+  }
+  const double mnk = static_cast<double>(m) * n * k;
+  const int workers = static_cast<int>(std::min<int64_t>(g_threads, batch));
+  if (workers > 1 && mnk <= kOpenBlasSingleThreadMnk && 2.0 * mnk * batch >= kMinParallelFlops) {
+    // Contiguous slices of the batch: every matrix is still computed by one single-threaded call,
+    // so the bits do not depend on the split.
+    std::vector<std::thread> pool;
+    pool.reserve(workers - 1);
+    for (int w = 1; w < workers; ++w) {
+      pool.emplace_back([&g, w, workers, batch] { g.Run(batch * w / workers, batch * (w + 1) / workers); });
+    }
+    g.Run(0, batch / workers);
+    for (auto& t : pool) t.join();
+    return nullptr;
+  }
+  g.Run(0, batch);
+  return nullptr;
+}
+
+napi_value SetThreads(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int64_t n = 0;
+  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "setThreads arguments")) return nullptr;
+  if (argc != 1) {
+    napi_throw_type_error(env, nullptr, "autoui_blas.setThreads: expects one argument");
+    return nullptr;
+  }
+  if (!GetInt(env, argv[0], "threads", &n)) return nullptr;
+  if (n < 1) {
+    napi_throw_range_error(env, nullptr, "autoui_blas.setThreads: threads must be at least 1");
+    return nullptr;
+  }
+  g_threads = static_cast<int>(n);
+  openblas_set_num_threads(g_threads);
+  return nullptr;
+}
+
+napi_value Threads(napi_env env, napi_callback_info) {
+  napi_value out;
+  napi_create_int32(env, openblas_get_num_threads(), &out);
+  return out;
+}
+
+napi_value Config(napi_env env, napi_callback_info) {
+  napi_value out;
+  std::string s = openblas_get_config();
+  napi_create_string_utf8(env, s.c_str(), s.size(), &out);
+  return out;
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  g_threads = std::max(1, openblas_get_num_threads());
+  napi_property_descriptor props[] = {
+      {"sgemm", nullptr, Sgemm, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"threads", nullptr, Threads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"config", nullptr, Config, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)
