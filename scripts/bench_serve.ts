@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { greedyDecode } from '../src/infer/generate.js';
-import { Predictor, decodeReleasingState, type PreparedRequest } from '../src/infer/predict.js';
+import { Predictor, type PreparedRequest } from '../src/infer/predict.js';
 import { startServer } from '../src/infer/server.js';
 import type { AutoUiModel } from '../src/model/autoui.js';
 import type { ActionCodec } from '../src/model/codec.js';
@@ -137,15 +137,14 @@ async function benchPreset(preset: PresetName, args: Args, shot: Buffer, root: s
   const screen = tf.tensor3d(feat!, [1, patches, dim]);
   const model = predictor.checkpoint.model;
   const constraint = new TargetConstraint(predictor.codec);
-  const incremental = (): number[] =>
-    decodeReleasingState(model, (m) => {
-      const { inputIds, inputMask } = inputBatch([prepared.inputIds], predictor.codec.tokenizer.padId);
-      try {
-        return greedyDecode(m, predictor.codec, constraint, { inputIds, inputMask, screen })[0]!.ids;
-      } finally {
-        tf.dispose([inputIds, inputMask]);
-      }
-    });
+  const incremental = (): number[] => {
+    const { inputIds, inputMask } = inputBatch([prepared.inputIds], predictor.codec.tokenizer.padId);
+    try {
+      return greedyDecode(model, predictor.codec, constraint, { inputIds, inputMask, screen })[0]!.ids;
+    } finally {
+      tf.dispose([inputIds, inputMask]);
+    }
+  };
   const naive = (): number[] => naiveGreedy(model, predictor.codec, constraint, [prepared.inputIds], screen)[0]!;
   const time = (f: () => number[], reps: number): { ms: number; ids: number[] } => {
     f();

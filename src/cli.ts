@@ -6,6 +6,9 @@ import { registerDataSynth } from './cli/data-synth.js';
 import { registerDemo } from './cli/demo.js';
 import { registerEval } from './cli/eval.js';
 import { registerInfo } from './cli/info.js';
+import { registerPredict } from './cli/predict.js';
+import { registerServe } from './cli/serve.js';
+import { registerViz } from './cli/viz.js';
 import { registerTrain } from './cli/train.js';
 import { registerScore } from './cli/score.js';
 import { InputError } from './util/errors.js';
@@ -24,6 +27,9 @@ registerTrain(program);
 registerEval(program);
 registerScore(program);
 registerDemo(program);
+registerPredict(program);
+registerServe(program);
+registerViz(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof InputError) {

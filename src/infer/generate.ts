@@ -8,7 +8,8 @@ export interface IncrementalDecoder<State> {
   encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D): tf.Tensor3D;
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
   decodeStep(state: State, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: State };
-  disposeState?(state: State): void;
+  /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
+  disposeDecoding(state: State): void;
 }
 
 export interface Generated {
@@ -41,7 +42,6 @@ export function greedyDecode<S>(
     const tokenT = tf.tensor1d(tokens, 'int32');
     const r = model.decodeStep(state, tokenT);
     tokenT.dispose();
-    if (model.disposeState && r.state !== state) model.disposeState(state);
     state = r.state;
     constraint.fillMasks(states, masks);
     const nextT = tf.tidy(() => {
@@ -59,7 +59,7 @@ export function greedyDecode<S>(
       tokens[b] = next[b]!;
     }
   }
-  model.disposeState?.(state);
+  model.disposeDecoding(state);
   return out.map((ids, b) => ({
     ids,
     result: constraint.isDone(states[b]!)

@@ -14,14 +14,13 @@ import { sniffImage } from '../data/image.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
 import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type YX } from '../data/types.js';
 import { isTap } from '../eval/action_matching.js';
-import type { AutoUiModel, DecoderState } from '../model/autoui.js';
 import type { ActionCodec, CodecConfig } from '../model/codec.js';
 import type { ModelConfig } from '../model/config.js';
 import { TargetConstraint } from '../model/constrained.js';
 import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '../model/vision/index.js';
 import { inputBatch } from '../train/examples.js';
 import { InputError } from '../util/errors.js';
-import { greedyDecode, type IncrementalDecoder } from './generate.js';
+import { greedyDecode } from './generate.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
 /**
@@ -251,36 +250,6 @@ function defaultEncoderSpec(info: EncoderInfo, dir: string): string {
   throw new InputError(`the checkpoint was trained with encoder '${info.id}'; pass --encoder <spec> to load it`, dir);
 }
 
-/**
- * Runs a decode with a view of the model that remembers the latest decoding state and releases it
- * afterwards: greedyDecode's cleanup hook is `disposeState`, which AutoUiModel does not have (it has
- * disposeDecoding), so without this every request would leak the cross-attention cache.
- * (Both leaks are reported upstream; this stays correct once they are fixed.)
- */
-export function decodeReleasingState<T>(model: AutoUiModel, run: (m: IncrementalDecoder<DecoderState>) => T): T {
-  let live: DecoderState | undefined;
-  const view: IncrementalDecoder<DecoderState> = {
-    config: model.config,
-    // encode() drops the fusion gate without disposing it; take both and release the gate here.
-    encode: (ids, mask, screen) => {
-      const { fused, gate } = model.encodeWithGate(ids, mask, screen);
-      gate.dispose();
-      return fused;
-    },
-    startDecoding: (h, mask) => (live = model.startDecoding(h, mask)),
-    decodeStep: (state, tokens) => {
-      const r = model.decodeStep(state, tokens);
-      live = r.state;
-      return r;
-    },
-  };
-  try {
-    return run(view);
-  } finally {
-    if (live) model.disposeDecoding(live);
-  }
-}
-
 /** One loaded checkpoint + encoder; predictions for one or many requests at once. */
 export class Predictor {
   readonly maxPixels: number;
@@ -363,7 +332,7 @@ export class Predictor {
     const batch = { ...inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId), screen: tf.tensor3d(screenData, [rows.length, patches, dim]) };
     let gens;
     try {
-      gens = decodeReleasingState(this.checkpoint.model, (m) => greedyDecode(m, this.codec, this.constraint, batch));
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, batch);
     } finally {
       tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
     }

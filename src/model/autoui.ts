@@ -60,7 +60,9 @@ export class AutoUiModel {
 
   /** Language encoder + screen interaction + gated fusion: H_fuse [B, L, d]. */
   encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): tf.Tensor3D {
-    return this.encodeWithGate(inputIds, inputMask, screen, screenMask, training).fused;
+    const { fused, gate } = this.encodeWithGate(inputIds, inputMask, screen, screenMask, training);
+    gate.dispose();
+    return fused;
   }
 
   /** As encode, also returning the fusion gate λ [B, L, d]. */
