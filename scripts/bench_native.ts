@@ -26,14 +26,15 @@ const stepsArg = args.indexOf('--steps');
 const trainSteps = stepsArg >= 0 ? Number(args[stepsArg + 1]) : 3;
 const log = (s: string) => process.stderr.write(s + '\n');
 
-type Config = 'wasm' | 'cpu' | 'cpu+native';
+type Config = 'wasm' | 'wasm+native' | 'cpu' | 'cpu+native';
 
 async function use(config: Config): Promise<void> {
-  await initBackend(config === 'wasm' ? 'wasm' : 'cpu');
-  if (config === 'cpu+native') {
-    if (!enableNativeKernels()) throw new Error('native addon not built: run node scripts/build-native.mjs');
+  const backend = config.startsWith('wasm') ? 'wasm' : 'cpu';
+  await initBackend(backend);
+  if (config.endsWith('+native')) {
+    if (!enableNativeKernels([backend])) throw new Error('native addon not built: run node scripts/build-native.mjs');
   } else {
-    disableNativeKernels();
+    disableNativeKernels([backend]);
   }
 }
 
@@ -186,7 +187,7 @@ function determinismCheck(): boolean {
 
 async function main(): Promise<void> {
   const blas = loadNativeBlas();
-  const configs: Config[] = ['wasm', ...(skipCpu ? [] : ['cpu' as const]), ...(blas ? ['cpu+native' as const] : [])];
+  const configs: Config[] = ['wasm', ...(blas ? ['wasm+native' as const] : []), ...(skipCpu ? [] : ['cpu' as const]), ...(blas ? ['cpu+native' as const] : [])];
   if (!blas) log('native addon not built: measuring wasm and cpu only (node scripts/build-native.mjs)');
   const results: Record<string, unknown> = { openblas: blas?.config(), blasThreads: blas?.threads(), loadAverage: (await import('node:os')).loadavg()[0] };
   const ops: Record<string, Record<string, number>> = {};
@@ -206,8 +207,11 @@ async function main(): Promise<void> {
   results.train = train;
   results.infer = infer;
   if (blas) {
-    await use('cpu+native');
-    results.deterministic = determinismCheck();
+    results.deterministic = {};
+    for (const c of ['wasm+native', 'cpu+native'] as const) {
+      await use(c);
+      (results.deterministic as Record<string, boolean>)[c] = determinismCheck();
+    }
   }
   results.loadAverageAfter = (await import('node:os')).loadavg()[0];
   if (json) {
@@ -229,7 +233,7 @@ async function main(): Promise<void> {
     const r = infer[c] as ReturnType<typeof benchInfer>;
     console.log(`  ${c.padEnd(11)} ${f(r.samplesPerSecond).padStart(7)} samples/s · ${f(r.secondsPerBatch * 1000, 0)} ms/batch · ${f(r.msPerDecodeStep, 2)} ms/decodeStep`);
   }
-  if (blas) console.log(`\ncpu+native bit-identical run to run: ${results.deterministic}`);
+  if (blas) console.log(`\nbit-identical gradients run to run: ${JSON.stringify(results.deterministic)}`);
 }
 
 main().catch((err) => {

@@ -24,6 +24,7 @@ export interface TrainCliOptions {
   valRows: number;
   saveEvery: number;
   dropout?: number;
+  coordBins?: number;
   json?: boolean;
 }
 
@@ -50,6 +51,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     valRows: o.valRows,
     saveEvery: o.saveEvery,
     modelOverrides: o.dropout === undefined ? undefined : { dropoutRate: o.dropout },
+    codec: o.coordBins === undefined ? undefined : { coordBins: o.coordBins },
     quiet: o.json,
   };
 }
@@ -71,7 +73,8 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1)', floatOption('--google-apps-fraction'), 0.1)
     .option('--val-rows <n>', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows'), d.valRows)
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery)
-    .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'));
+    .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'))
+    .option('--coord-bins <q>', 'coordinate grid steps per axis for the action codec (default 100: 0.01 resolution)', intOption('--coord-bins', 2));
 }
 
 export function registerTrain(program: Command): void {

@@ -1,27 +1,36 @@
 /**
- * OpenBLAS-backed replacements for the tfjs `cpu` backend's matmul kernels (BatchMatMul and
- * _FusedMatMul). The cpu backend keeps every tensor as a plain TypedArray in its data store, so the
- * addon reads and writes that memory directly; the wasm backend would need copies in and out of
- * its heap. Matmul gradients are matmuls too, so training takes the fast path in both directions.
+ * OpenBLAS-backed replacements for the matmul kernels (BatchMatMul and _FusedMatMul) of the tfjs
+ * `wasm` and `cpu` backends. Both keep a float32 tensor as one contiguous Float32Array (cpu: in
+ * its data store; wasm: a view of the module's heap), so the addon reads the inputs and writes the
+ * output in place, with no copies. Matmul gradients are matmuls too, so training takes the fast
+ * path in both directions.
  *
- * Semantics are those of the JS kernels they replace: same output shape and dtype, same batch
- * indexing (`bi % batchDim`, which tfjs uses for broadcasting), same errors on bad shapes, and the
- * original kernels still handle anything that is not float32.
+ * Why wasm as well as cpu: with matmul on BLAS, the rest of a training step dominates, and the cpu
+ * backend's pure-JS elementwise/split/softmax kernels are ~10× slower than wasm's (measured with
+ * scripts/bench_native.ts). So the fast configuration is wasm + these kernels.
+ *
+ * Semantics are those of the kernels replaced: same output shape and dtype, same errors on bad
+ * shapes, and the stock kernel still runs anything that is not float32. Batch broadcasting follows
+ * the cpu kernel (`bi % batchDim`), which also makes broadcast batches correct on wasm (its own
+ * kernel does not broadcast batches).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-wasm';
 import type { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { loadNativeBlas, type NativeBlas } from './blas.js';
 
+/** Backends whose tensors the addon can read in place. */
+export type NativeBackendName = 'cpu' | 'wasm';
 type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
-const BACKEND = 'cpu';
 const KERNELS = [tf.BatchMatMul, tf._FusedMatMul] as const;
-/** The cpu backend's own kernels, kept to restore them and for inputs the addon does not take. */
-let originals: Map<string, tf.KernelConfig> | undefined;
+/** The stock kernels per backend, kept to restore them and for inputs the addon does not take. */
+const originals = new Map<NativeBackendName, Map<string, tf.KernelConfig>>();
 
-/** The shapes of one (batched) product, as the cpu backend's BatchMatMul derives them. */
+/** The shapes of one (batched) product, as tfjs's BatchMatMul kernels derive them. */
 export interface MatMulPlan {
   outShape: number[];
   batch: number;
@@ -32,7 +41,7 @@ export interface MatMulPlan {
   k: number;
 }
 
-/** Pure shape logic of tfjs BatchMatMul (including its error messages), shared by both kernels. */
+/** Shape logic of tfjs BatchMatMul, with its error messages. */
 export function planMatMul(aShape: readonly number[], bShape: readonly number[], transposeA: boolean, transposeB: boolean): MatMulPlan {
   const aRank = aShape.length;
   const bRank = bShape.length;
@@ -50,113 +59,166 @@ export function planMatMul(aShape: readonly number[], bShape: readonly number[],
   return { outShape: [...outerDims, m, n], batch: Math.max(batchA, batchB), batchA, batchB, m, n, k: innerA };
 }
 
-function float32Values(backend: MathBackendCPU, t: tf.TensorInfo): Float32Array | undefined {
-  if (t.dtype !== 'float32') return undefined;
-  const values = backend.data.get(t.dataId).values;
-  return values instanceof Float32Array ? values : undefined;
+/** Where a backend keeps float32 values, seen as Float32Arrays the addon can use in place. */
+interface TensorMemory {
+  /** A new float32 output tensor and its (uninitialised or zeroed) values. */
+  allocate(shape: number[]): { info: tf.TensorInfo; values: Float32Array };
+  /** The values of a float32 tensor, or undefined when the tensor is something else. */
+  view(t: tf.TensorInfo): Float32Array | undefined;
 }
 
-/** op(a) · op(b) on the addon, or undefined when an input is not a float32 array it can read. */
-function nativeMatMul(blas: NativeBlas, backend: MathBackendCPU, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | undefined {
-  const av = float32Values(backend, a);
-  const bv = float32Values(backend, b);
-  if (!av || !bv) return undefined;
-  const p = planMatMul(a.shape, b.shape, transposeA, transposeB);
-  const out = new Float32Array(p.batch * p.m * p.n);
-  blas.sgemm(av, bv, out, p.batch, p.batchA, p.batchB, p.m, p.n, p.k, transposeA, transposeB);
-  return backend.makeTensorInfo(p.outShape, 'float32', out);
-}
-
-function runOriginal(kernel: string, args: Parameters<KernelFunc>[0]): ReturnType<KernelFunc> {
-  return originals!.get(kernel)!.kernelFunc(args);
-}
-
-/** One cpu kernel by name (the same registry tfjs dispatches through). */
-function cpuKernel(name: string, inputs: tf.NamedTensorInfoMap, backend: MathBackendCPU, attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
-  return tf.getKernel(name, BACKEND).kernelFunc({ inputs, backend, attrs }) as tf.TensorInfo;
-}
-
-/** The cpu backend's applyActivation (utils/fused_utils, not exported), through the registry. */
-function applyActivation(backend: MathBackendCPU, x: tf.TensorInfo, activation: Activation, prelu: tf.TensorInfo | undefined, alpha: number | undefined): tf.TensorInfo {
-  switch (activation) {
-    case 'linear': return cpuKernel(tf.Identity, { x }, backend);
-    case 'relu': return cpuKernel(tf.Relu, { x }, backend);
-    case 'elu': return cpuKernel(tf.Elu, { x }, backend);
-    case 'relu6': return cpuKernel(tf.Relu6, { x }, backend);
-    case 'prelu': return cpuKernel(tf.Prelu, { x, alpha: prelu! }, backend);
-    case 'leakyrelu': return cpuKernel(tf.LeakyRelu, { x }, backend, { alpha: alpha! });
-    case 'sigmoid': return cpuKernel(tf.Sigmoid, { x }, backend);
-    default: throw new Error(`Activation ${String(activation)} has not been implemented for the CPU backend.`);
-  }
-}
-
-function batchMatMulKernel(blas: NativeBlas): KernelFunc {
-  return (args) => {
-    const { a, b } = args.inputs as unknown as tf.BatchMatMulInputs & Record<'a' | 'b', tf.TensorInfo>;
-    const { transposeA, transposeB } = args.attrs as unknown as tf.BatchMatMulAttrs;
-    return nativeMatMul(blas, args.backend as MathBackendCPU, a, b, transposeA, transposeB) ?? runOriginal(tf.BatchMatMul, args);
+function cpuMemory(backend: MathBackendCPU): TensorMemory {
+  return {
+    allocate(shape) {
+      const values = new Float32Array(tf.util.sizeFromShape(shape));
+      return { info: backend.makeTensorInfo(shape, 'float32', values), values };
+    },
+    view(t) {
+      if (t.dtype !== 'float32') return undefined;
+      const values = backend.data.get(t.dataId).values;
+      return values instanceof Float32Array ? values : undefined;
+    },
   };
 }
 
-/** Matmul on the addon, then bias and activation exactly as the cpu _FusedMatMul kernel applies them. */
-function fusedMatMulKernel(blas: NativeBlas): KernelFunc {
+function wasmMemory(backend: BackendWasm): TensorMemory {
+  return {
+    allocate(shape) {
+      const info = backend.makeOutput(shape, 'float32');
+      return { info, values: backend.typedArrayFromHeap(info) as Float32Array };
+    },
+    // A view of the heap: only valid until the next allocation (which may grow the memory), so
+    // views are taken after the output is allocated and used at once.
+    view(t) {
+      return t.dtype === 'float32' ? (backend.typedArrayFromHeap(t) as Float32Array) : undefined;
+    },
+  };
+}
+
+function memoryOf(name: NativeBackendName, backend: unknown): TensorMemory {
+  return name === 'cpu' ? cpuMemory(backend as MathBackendCPU) : wasmMemory(backend as BackendWasm);
+}
+
+/** op(a) · op(b) on the addon, or undefined when an input is not float32. */
+function nativeMatMul(blas: NativeBlas, mem: TensorMemory, dispose: (t: tf.TensorInfo) => void, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | undefined {
+  if (a.dtype !== 'float32' || b.dtype !== 'float32') return undefined;
+  const p = planMatMul(a.shape, b.shape, transposeA, transposeB);
+  const out = mem.allocate(p.outShape);
+  const av = mem.view(a);
+  const bv = mem.view(b);
+  if (!av || !bv) {
+    dispose(out.info);
+    return undefined;
+  }
+  blas.sgemm(av, bv, out.values, p.batch, p.batchA, p.batchB, p.m, p.n, p.k, transposeA, transposeB);
+  return out.info;
+}
+
+/** One kernel of the same backend, by name (the registry tfjs dispatches through). */
+function runKernel(backendName: NativeBackendName, name: string, inputs: tf.NamedTensorInfoMap, backend: unknown, attrs: tf.NamedAttrMap = {}): tf.TensorInfo {
+  const k = tf.getKernel(name, backendName);
+  if (!k) throw new Error(`${name} is not registered for the ${backendName} backend`);
+  return k.kernelFunc({ inputs, backend: backend as tf.KernelBackend, attrs }) as tf.TensorInfo;
+}
+
+/** What the backends' fused matmul applies after the product (cpu: utils/fused_utils applyActivation). */
+function applyActivation(backendName: NativeBackendName, backend: unknown, x: tf.TensorInfo, activation: Activation, prelu: tf.TensorInfo | undefined, alpha: number | undefined): tf.TensorInfo {
+  const run = (name: string, inputs: tf.NamedTensorInfoMap, attrs?: tf.NamedAttrMap) => runKernel(backendName, name, inputs, backend, attrs);
+  switch (activation) {
+    case 'linear': return run(tf.Identity, { x });
+    case 'relu': return run(tf.Relu, { x });
+    case 'elu': return run(tf.Elu, { x });
+    case 'relu6': return run(tf.Relu6, { x });
+    case 'prelu': return run(tf.Prelu, { x, alpha: prelu! });
+    case 'leakyrelu': return run(tf.LeakyRelu, { x }, { alpha: alpha ?? 0.2 });
+    case 'sigmoid': return run(tf.Sigmoid, { x });
+    default: throw new Error(`Activation ${String(activation)} has not been implemented for the ${backendName} backend.`);
+  }
+}
+
+function batchMatMulKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFunc {
+  const original = originals.get(backendName)!.get(tf.BatchMatMul)!.kernelFunc;
   return (args) => {
-    const backend = args.backend as MathBackendCPU;
+    const { a, b } = args.inputs as Record<'a' | 'b', tf.TensorInfo>;
+    const { transposeA, transposeB } = args.attrs as unknown as tf.BatchMatMulAttrs;
+    const backend = args.backend as tf.KernelBackend;
+    const mem = memoryOf(backendName, backend);
+    return nativeMatMul(blas, mem, (t) => backend.disposeData(t.dataId), a, b, transposeA, transposeB) ?? original(args);
+  };
+}
+
+/** Product on the addon, then bias and activation by the backend's own kernels, in the order its fused kernel uses. */
+function fusedMatMulKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFunc {
+  const original = originals.get(backendName)!.get(tf._FusedMatMul)!.kernelFunc;
+  return (args) => {
+    const backend = args.backend as tf.KernelBackend;
     const { a, b, bias, preluActivationWeights } = args.inputs as Record<string, tf.TensorInfo | undefined>;
     const { transposeA, transposeB, activation, leakyreluAlpha } = args.attrs as unknown as tf._FusedMatMulAttrs;
-    let current = nativeMatMul(blas, backend, a!, b!, transposeA, transposeB);
-    if (!current) return runOriginal(tf._FusedMatMul, args);
+    const dispose = (t: tf.TensorInfo) => backend.disposeData(t.dataId);
+    let current = nativeMatMul(blas, memoryOf(backendName, backend), dispose, a!, b!, transposeA, transposeB);
+    if (!current) return original(args);
     const intermediates: tf.TensorInfo[] = [];
     if (bias) {
       intermediates.push(current);
-      current = cpuKernel(tf.Add, { a: current, b: bias }, backend);
+      current = runKernel(backendName, tf.Add, { a: current, b: bias }, backend);
     }
     if (activation) {
       intermediates.push(current);
-      current = applyActivation(backend, current, activation as Activation, preluActivationWeights, leakyreluAlpha);
+      current = applyActivation(backendName, backend, current, activation as Activation, preluActivationWeights, leakyreluAlpha);
     }
-    for (const t of intermediates) backend.disposeIntermediateTensorInfo(t);
+    for (const t of intermediates) dispose(t);
     return current;
   };
 }
 
 /**
- * Registers the OpenBLAS matmul kernels for the `cpu` backend when the addon loads; returns whether
- * they are active. Safe to call again. Call before running ops (kernels are looked up per op).
+ * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads; returns
+ * whether they are active for at least one. Safe to call again. Kernels are looked up per op, so
+ * this takes effect for every op run afterwards, whichever backend is current.
  */
-export function enableNativeKernels(): boolean {
-  if (originals) return true;
+export function enableNativeKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): boolean {
   const blas = loadNativeBlas();
   if (!blas) return false;
-  // The cpu backend's kernels register when its package is imported; we need them to restore and to fall back.
-  const saved = new Map<string, tf.KernelConfig>();
-  for (const name of KERNELS) {
-    const k = tf.getKernel(name, BACKEND);
-    if (!k) return false;
-    saved.set(name, k);
+  for (const name of backends) {
+    if (originals.has(name)) continue;
+    const saved = new Map<string, tf.KernelConfig>();
+    for (const kernel of KERNELS) {
+      const k = tf.getKernel(kernel, name);
+      if (k) saved.set(kernel, k);
+    }
+    if (saved.size !== KERNELS.length) continue;
+    originals.set(name, saved);
+    const replacements: Record<(typeof KERNELS)[number], KernelFunc> = {
+      [tf.BatchMatMul]: batchMatMulKernel(blas, name),
+      [tf._FusedMatMul]: fusedMatMulKernel(blas, name),
+    };
+    for (const kernel of KERNELS) {
+      // setupFunc/disposeFunc of the stock kernel (wasm: binding its C++ function) are not needed here.
+      tf.unregisterKernel(kernel, name);
+      tf.registerKernel({ kernelName: kernel, backendName: name, kernelFunc: replacements[kernel] });
+    }
   }
-  originals = saved;
-  const replacements: Record<(typeof KERNELS)[number], KernelFunc> = {
-    [tf.BatchMatMul]: batchMatMulKernel(blas),
-    [tf._FusedMatMul]: fusedMatMulKernel(blas),
-  };
-  for (const name of KERNELS) {
-    tf.unregisterKernel(name, BACKEND);
-    tf.registerKernel({ kernelName: name, backendName: BACKEND, kernelFunc: replacements[name] });
-  }
-  return true;
+  return originals.size > 0;
 }
 
-/** Puts the cpu backend's own kernels back (tests and benchmarks compare the two in one process). */
-export function disableNativeKernels(): void {
-  if (!originals) return;
-  for (const [name, config] of originals) {
-    tf.unregisterKernel(name, BACKEND);
-    tf.registerKernel(config);
+/** Puts the stock kernels back (tests and benchmarks compare the two in one process). */
+export function disableNativeKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): void {
+  for (const name of backends) {
+    const saved = originals.get(name);
+    if (!saved) continue;
+    // A stock kernel's setupFunc runs when its backend initialises; if that happened while ours was
+    // registered, run it now (wasm binds its C++ entry point there).
+    const instance = tf.findBackend(name);
+    for (const [kernel, config] of saved) {
+      tf.unregisterKernel(kernel, name);
+      tf.registerKernel(config);
+      if (instance) config.setupFunc?.(instance);
+    }
+    originals.delete(name);
   }
-  originals = undefined;
 }
 
-export function nativeKernelsEnabled(): boolean {
-  return originals !== undefined;
+/** The backends whose matmuls currently run on the addon. */
+export function nativeKernelBackends(): NativeBackendName[] {
+  return [...originals.keys()];
 }

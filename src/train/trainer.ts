@@ -8,7 +8,7 @@ import { AUTOUI_VERSION } from '../data/manifest.js';
 import { predictSplit } from '../eval/evaluate.js';
 import { scoreItems, type Report } from '../eval/metrics.js';
 import { AutoUiModel } from '../model/autoui.js';
-import { ActionCodec, type CodecJSON } from '../model/codec.js';
+import { ActionCodec, type CodecConfig, type CodecJSON } from '../model/codec.js';
 import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
 import { buildWordTokenizer } from '../model/tokenizer.js';
 import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
@@ -40,6 +40,8 @@ export interface TrainOptions {
   preset: PresetName;
   /** A Hugging Face T5-family folder to start from (config, weights, tokenizer); overrides `preset`. */
   init?: string;
+  /** Action codec settings (e.g. coordBins); ignored on resume, where the checkpoint's codec is kept. */
+  codec?: Partial<CodecConfig>;
   /** Overrides of the preset (e.g. dropoutRate). */
   modelOverrides?: Partial<ModelConfig>;
   epochs: number;
@@ -115,7 +117,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     codec = ActionCodec.fromJSON(meta.codec);
   } else {
     pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
-    codec = new ActionCodec(pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(trainTable)));
+    codec = new ActionCodec(pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(trainTable)), opts.codec);
     const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim };
     const config = pretrained
       ? { ...pretrainedModelConfig(pretrained, sizes), ...opts.modelOverrides }

@@ -11,7 +11,7 @@ import { applyEvent, initialState, launchScreen, type UiEvent, type UiState } fr
 import { makeWorld, type ScreenSize } from './world.js';
 
 /** Bumped whenever generated output changes for the same arguments (recorded in synth.json). */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 export const MIN_STEPS = 2;
 export const MAX_STEPS = 10;
 

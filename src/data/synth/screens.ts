@@ -181,7 +181,8 @@ function settings(b: Builder, state: UiState, page: number): void {
   const [from, to] = pageWindow(items.length, settingsFit(b), page);
   items.slice(from, to).forEach((s, i) => {
     const y = SETTINGS_TOP + i * SETTINGS_ROW_H;
-    b.glyph(8, y + 7, 11, s.glyph, t.accent, t.surface);
+    b.rect(4, y + 3, 19, 19, s.colour, 9.5);
+    b.glyph(8, y + 7, 11, s.glyph, '#ffffff', s.colour);
     b.text(26, y + (s.toggle ? 8 : 4), s.label, 8, t.onSurface, { maxW: s.toggle ? 100 : 128 });
     if (s.toggle) b.toggle(b.W - 28, y + 7.5, state.toggles[s.key] ?? false, `toggle:${s.key}`);
     else b.text(26, y + 14, s.summary, 6, t.muted);

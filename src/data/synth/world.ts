@@ -27,30 +27,32 @@ export interface SettingItem {
   toggle: boolean;
   summary: string;
   glyph: 'wifi' | 'bluetooth' | 'airplane' | 'moon' | 'bell' | 'pin' | 'battery' | 'bolt' | 'gear' | 'phone' | 'globe' | 'sun' | 'share';
+  /** Background of the row's round icon: each toggle has its own, as in Android 12+ settings. */
+  colour: string;
 }
 
 export const TOGGLE_SETTINGS: readonly SettingItem[] = [
-  { key: 'wifi', label: 'Wi-Fi', toggle: true, summary: '', glyph: 'wifi' },
-  { key: 'bluetooth', label: 'Bluetooth', toggle: true, summary: '', glyph: 'bluetooth' },
-  { key: 'airplane', label: 'Airplane mode', toggle: true, summary: '', glyph: 'airplane' },
-  { key: 'dark', label: 'Dark theme', toggle: true, summary: '', glyph: 'moon' },
-  { key: 'dnd', label: 'Do Not Disturb', toggle: true, summary: '', glyph: 'bell' },
-  { key: 'location', label: 'Location', toggle: true, summary: '', glyph: 'pin' },
-  { key: 'battery_saver', label: 'Battery Saver', toggle: true, summary: '', glyph: 'battery' },
-  { key: 'nfc', label: 'NFC', toggle: true, summary: '', glyph: 'share' },
-  { key: 'mobile_data', label: 'Mobile data', toggle: true, summary: '', glyph: 'phone' },
-  { key: 'hotspot', label: 'Hotspot', toggle: true, summary: '', glyph: 'globe' },
-  { key: 'autorotate', label: 'Auto-rotate', toggle: true, summary: '', glyph: 'bolt' },
+  { key: 'wifi', colour: '#1e88e5', label: 'Wi-Fi', toggle: true, summary: '', glyph: 'wifi' },
+  { key: 'bluetooth', colour: '#3949ab', label: 'Bluetooth', toggle: true, summary: '', glyph: 'bluetooth' },
+  { key: 'airplane', colour: '#fb8c00', label: 'Airplane mode', toggle: true, summary: '', glyph: 'airplane' },
+  { key: 'dark', colour: '#546e7a', label: 'Dark theme', toggle: true, summary: '', glyph: 'moon' },
+  { key: 'dnd', colour: '#8e24aa', label: 'Do Not Disturb', toggle: true, summary: '', glyph: 'bell' },
+  { key: 'location', colour: '#43a047', label: 'Location', toggle: true, summary: '', glyph: 'pin' },
+  { key: 'battery_saver', colour: '#fdd835', label: 'Battery Saver', toggle: true, summary: '', glyph: 'battery' },
+  { key: 'nfc', colour: '#00897b', label: 'NFC', toggle: true, summary: '', glyph: 'share' },
+  { key: 'mobile_data', colour: '#e53935', label: 'Mobile data', toggle: true, summary: '', glyph: 'phone' },
+  { key: 'hotspot', colour: '#d81b60', label: 'Hotspot', toggle: true, summary: '', glyph: 'globe' },
+  { key: 'autorotate', colour: '#6d4c41', label: 'Auto-rotate', toggle: true, summary: '', glyph: 'bolt' },
 ];
 const PAGE_SETTINGS: readonly SettingItem[] = [
-  { key: 'display', label: 'Display', toggle: false, summary: 'Brightness, font size', glyph: 'sun' },
-  { key: 'sound', label: 'Sound & vibration', toggle: false, summary: 'Volume, ringtone', glyph: 'bell' },
-  { key: 'apps', label: 'Apps', toggle: false, summary: 'Recent apps, defaults', glyph: 'gear' },
-  { key: 'storage', label: 'Storage', toggle: false, summary: '43% used', glyph: 'gear' },
-  { key: 'security', label: 'Security', toggle: false, summary: 'Screen lock', glyph: 'gear' },
-  { key: 'battery', label: 'Battery', toggle: false, summary: '87%', glyph: 'battery' },
-  { key: 'notifications', label: 'Notifications', toggle: false, summary: 'History, conversations', glyph: 'bell' },
-  { key: 'about', label: 'About phone', toggle: false, summary: 'Pixel', glyph: 'phone' },
+  { key: 'display', colour: '#78909c', label: 'Display', toggle: false, summary: 'Brightness, font size', glyph: 'sun' },
+  { key: 'sound', colour: '#78909c', label: 'Sound & vibration', toggle: false, summary: 'Volume, ringtone', glyph: 'bell' },
+  { key: 'apps', colour: '#78909c', label: 'Apps', toggle: false, summary: 'Recent apps, defaults', glyph: 'gear' },
+  { key: 'storage', colour: '#78909c', label: 'Storage', toggle: false, summary: '43% used', glyph: 'gear' },
+  { key: 'security', colour: '#78909c', label: 'Security', toggle: false, summary: 'Screen lock', glyph: 'gear' },
+  { key: 'battery', colour: '#78909c', label: 'Battery', toggle: false, summary: '87%', glyph: 'battery' },
+  { key: 'notifications', colour: '#78909c', label: 'Notifications', toggle: false, summary: 'History, conversations', glyph: 'bell' },
+  { key: 'about', colour: '#78909c', label: 'About phone', toggle: false, summary: 'Pixel', glyph: 'phone' },
 ];
 
 export const DEVICES = ['Pixel 2', 'Pixel 3', 'Pixel 3a', 'Pixel 4', 'Pixel 5', 'Pixel 6'] as const;

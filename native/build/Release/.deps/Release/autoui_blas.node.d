@@ -1,1 +1,0 @@
-cmd_Release/autoui_blas.node := ln -f "Release/obj.target/autoui_blas.node" "Release/autoui_blas.node" 2>/dev/null || (rm -rf "Release/autoui_blas.node" && cp -af "Release/obj.target/autoui_blas.node" "Release/autoui_blas.node")

@@ -1,1 +1,0 @@
-cmd_Release/obj.target/autoui_blas.node := g++ -o Release/obj.target/autoui_blas.node -shared -pthread -rdynamic -m64  -Wl,-soname=autoui_blas.node -Wl,--start-group Release/obj.target/autoui_blas/blas.o -Wl,--end-group -lopenblas -lpthread
