@@ -148,11 +148,13 @@ class BatchPool {
     for (auto& t : threads_) t.join();
     threads_.clear();
     stop_ = false;
-    for (int i = 1; i <= helpers; ++i) threads_.emplace_back([this, i] { Loop(i); });
+    // A helper waits for a generation after the one current now: read here, not in Loop, or a helper
+    // scheduled only after Run has published its task would wait for the next one forever.
+    const uint64_t start = generation_;
+    for (int i = 1; i <= helpers; ++i) threads_.emplace_back([this, i, start] { Loop(i, start); });
   }
 
-  void Loop(int slice) {
-    uint64_t seen = generation_;
+  void Loop(int slice, uint64_t seen) {
     for (;;) {
       const std::function<void(int, int)>* task;
       int slices;

@@ -56,10 +56,10 @@ function patchRow(f: Float32Array, p: number): Float32Array {
 }
 
 describe('builtin encoder', () => {
-  it('reports a 16×8 grid of 64-d patches', () => {
-    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v1', patches: 128, dim: 64, grid: [16, 8], pooled: false });
+  it('reports a 16×8 grid of 80-d patches', () => {
+    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v2', patches: 128, dim: 80, grid: [16, 8], pooled: false });
     expect(rows * cols).toBe(patches);
-    expect(BUILTIN_LAYOUT.position[1]).toBe(dim);
+    expect(BUILTIN_LAYOUT.palette[1]).toBe(dim);
   });
 
   it('gives one patches×dim vector per image, finite and roughly unit-scale', async () => {
@@ -172,7 +172,7 @@ describe('builtin encoder', () => {
 describe('loadEncoder', () => {
   it("loads 'builtin'", async () => {
     const enc = await loadEncoder('builtin');
-    expect(enc.info.id).toBe('builtin-v1');
+    expect(enc.info.id).toBe('builtin-v2');
   });
   it('names a missing clip/siglip folder, and rejects unknown specs', async () => {
     await expect(loadEncoder('clip:/models/clip')).rejects.toThrow(/no such folder/);

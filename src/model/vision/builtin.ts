@@ -42,12 +42,16 @@ export const BUILTIN_LAYOUT = {
    *  coordinates off directly) and sin/cos at octave frequencies (sharpens attention to nearby
    *  patches): 5 octaves for y (16 rows), 4 for x (8 cols). */
   position: [44, 64],
+  /** Soft histogram over 16 named UI colours: makes "which colour is this icon" linearly
+   *  separable (opponent chroma alone mixes e.g. teal with green), so a single attention query
+   *  can pick an icon by its colour. */
+  palette: [64, 80],
 } as const;
 
 export const BUILTIN_INFO: EncoderInfo = Object.freeze({
-  id: 'builtin-v1',
+  id: 'builtin-v2',
   patches: ROWS * COLS,
-  dim: BUILTIN_LAYOUT.position[1],
+  dim: BUILTIN_LAYOUT.palette[1],
   grid: [ROWS, COLS] as [number, number],
   pooled: false,
 });
@@ -88,10 +92,22 @@ const POSITION_TABLE: Float32Array = (() => {
   return table;
 })();
 
+/** The palette (sRGB in [0, 1]): greys plus the hues UI icons and buttons use most. */
+const PALETTE: readonly (readonly [number, number, number])[] = [
+  [0, 0, 0], [0.25, 0.25, 0.25], [0.5, 0.5, 0.5], [0.75, 0.75, 0.75], [1, 1, 1],
+  [0.9, 0.2, 0.2], [1, 0.55, 0], [1, 0.85, 0.2], [0.25, 0.65, 0.25], [0, 0.55, 0.5],
+  [0, 0.75, 0.85], [0.12, 0.53, 0.9], [0.22, 0.29, 0.67], [0.56, 0.14, 0.67], [0.85, 0.1, 0.38], [0.43, 0.3, 0.25],
+];
+/** Width of the soft assignment: neighbouring palette colours share a pixel they both resemble. */
+const PALETTE_SIGMA = 0.15;
+const PALETTE_GAIN = 2;
+
 // Scratch planes reused across calls: the feature pass is synchronous, so no call can interleave.
 const lumaPlane = new Float32Array(PIXELS);
 const o1Plane = new Float32Array(PIXELS);
 const o2Plane = new Float32Array(PIXELS);
+/** Soft palette membership of every pixel, [pixel * 16 + colour]. */
+const palettePlane = new Float32Array(PIXELS * PALETTE.length);
 const lumaSum = new Float64Array(16);
 const o1Sum = new Float64Array(4);
 const o2Sum = new Float64Array(4);
@@ -130,14 +146,31 @@ function toOpponent(px: Uint8Array, channels: number): void {
       lumaPlane[i] = (r + g + b) / 3;
       o1Plane[i] = r - g;
       o2Plane[i] = (r + g) / 2 - b;
+      paletteOf(r, g, b, i);
     }
   } else {
     for (let i = 0, j = 0; i < PIXELS; i++, j += channels) {
       lumaPlane[i] = px[j] * inv;
       o1Plane[i] = 0;
       o2Plane[i] = 0;
+      paletteOf(lumaPlane[i]!, lumaPlane[i]!, lumaPlane[i]!, i);
     }
   }
+}
+
+function paletteOf(r: number, g: number, b: number, i: number): void {
+  const o = i * PALETTE.length;
+  let total = 0;
+  for (let k = 0; k < PALETTE.length; k++) {
+    const c = PALETTE[k]!;
+    const d2 = (r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2;
+    const w = Math.exp(-d2 / (2 * PALETTE_SIGMA * PALETTE_SIGMA));
+    palettePlane[o + k] = w;
+    total += w;
+  }
+  // A colour far from every entry still counts as one pixel, spread over its nearest ones.
+  const inv = total > 1e-12 ? 1 / total : 0;
+  for (let k = 0; k < PALETTE.length; k++) palettePlane[o + k]! *= inv;
 }
 
 /** Writes the appearance features (everything but position) of the patch at (y0, x0). */
@@ -216,6 +249,16 @@ function patchFeatures(y0: number, x0: number, out: Float32Array, o: number): vo
   out[o + s + 1] = STD_GAIN * Math.sqrt(Math.max(0, cVar));
   out[o + s + 2] = EDGE_GAIN * Math.sqrt(chromaEdge / chromaEdgeN);
   out[o + s + 3] = 2 * (lMax - lMin);
+  const pal = BUILTIN_LAYOUT.palette[0];
+  const K = PALETTE.length;
+  for (let k = 0; k < K; k++) out[o + pal + k] = 0;
+  for (let dy = 0; dy < P; dy++) {
+    for (let dx = 0; dx < P; dx++) {
+      const src = ((y0 + dy) * W + x0 + dx) * K;
+      for (let k = 0; k < K; k++) out[o + pal + k] += palettePlane[src + k]!;
+    }
+  }
+  for (let k = 0; k < K; k++) out[o + pal + k] *= PALETTE_GAIN / n;
 }
 
 /** Checks a decoded image before it reaches libvips, whose own errors would not say which image. */
