@@ -19,6 +19,7 @@ export interface DemoOptions {
   lr: number;
   seed: number;
   maxSteps?: number;
+  coordBins: number;
   json?: boolean;
 }
 
@@ -83,6 +84,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     resume: true,
     // The synthetic GoogleApps subset is no larger than the others, so Auto-UI's 10% sampling would only starve it.
     subsetFraction: {},
+    codec: { coordBins: o.coordBins },
     quiet: o.json,
   });
 
@@ -97,9 +99,10 @@ export function registerDemo(program: Command): void {
     .description('the main job, offline: synthesise the built-in set, prepare shards, train `tiny`, evaluate on the test split')
     .option('--out <dir>', 'where data and checkpoints go', 'runs/demo')
     .option('--checkpoint <dir>', 'checkpoint directory (default: <out>/checkpoints/demo)')
-    .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), 1500)
-    .option('--epochs <n>', 'training epochs', intOption('--epochs', 1), 6)
-    .option('--batch <n>', 'batch size', intOption('--batch', 1), 32)
+    .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), 3000)
+    .option('--epochs <n>', 'training epochs', intOption('--epochs', 1), 4)
+    .option('--batch <n>', 'batch size', intOption('--batch', 1), 16)
+    .option('--coord-bins <q>', 'coordinate grid steps per axis (20: 0.05, well inside the 0.14 tap tolerance)', intOption('--coord-bins', 2), 20)
     .option('--lr <rate>', 'peak learning rate', Number, 3e-3)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), 0)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))

@@ -7,7 +7,7 @@ export function registerInfo(program: Command): void {
   program
     .command('info')
     .description('print the TensorFlow.js backend in use, library versions and thread count')
-    .option('--backend <name>', 'force a backend: tensorflow | wasm | cpu (default: fastest installed)')
+    .option('--backend <name>', 'force a backend: tensorflow | wasm-blas | wasm | cpu-blas | cpu (default: fastest installed)')
     .option('--json', 'machine-readable output')
     .action(async (opts: { backend?: BackendName; json?: boolean }) => {
       const b = await initBackend(opts.backend);

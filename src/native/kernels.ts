@@ -10,9 +10,9 @@
  * scripts/bench_native.ts). So the fast configuration is wasm + these kernels.
  *
  * Semantics are those of the kernels replaced: same output shape and dtype, same errors on bad
- * shapes, and the stock kernel still runs anything that is not float32. Batch broadcasting follows
- * the cpu kernel (`bi % batchDim`), which also makes broadcast batches correct on wasm (its own
- * kernel does not broadcast batches).
+ * shapes, and the stock kernel still runs anything that is not float32 or broadcasts batches both
+ * ways (see flatBroadcast). A one-sided batch broadcast ([B,m,k]×[k,n] or [m,k]×[B,k,n]) is
+ * computed as the cpu kernel does; on wasm that is a fix, as its kernel does not broadcast batches.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -59,6 +59,18 @@ export function planMatMul(aShape: readonly number[], bShape: readonly number[],
   return { outShape: [...outerDims, m, n], batch: Math.max(batchA, batchB), batchA, batchB, m, n, k: innerA };
 }
 
+/**
+ * Whether indexing the batch by `bi % batchA` / `bi % batchB` is numpy broadcasting: same batch
+ * dims, or one side a single matrix (every use in this project). For mixed broadcasts such as [2,1]×[1,3]
+ * tfjs's own kernels go wrong (cpu: too short an output; wasm: no batch broadcasting at all), and
+ * those are left to them so that behaviour stays exactly theirs.
+ */
+function flatBroadcast(p: MatMulPlan): boolean {
+  const out = tf.util.sizeFromShape(p.outShape.slice(0, -2));
+  // Each side either is one matrix or spans the whole output batch (then its batch dims are the output's).
+  return (p.batchA === 1 || p.batchA === out) && (p.batchB === 1 || p.batchB === out);
+}
+
 /** Where a backend keeps float32 values, seen as Float32Arrays the addon can use in place. */
 interface TensorMemory {
   /** A new float32 output tensor and its (uninitialised or zeroed) values. */
@@ -103,6 +115,7 @@ function memoryOf(name: NativeBackendName, backend: unknown): TensorMemory {
 function nativeMatMul(blas: NativeBlas, mem: TensorMemory, dispose: (t: tf.TensorInfo) => void, a: tf.TensorInfo, b: tf.TensorInfo, transposeA: boolean, transposeB: boolean): tf.TensorInfo | undefined {
   if (a.dtype !== 'float32' || b.dtype !== 'float32') return undefined;
   const p = planMatMul(a.shape, b.shape, transposeA, transposeB);
+  if (!flatBroadcast(p)) return undefined;
   const out = mem.allocate(p.outShape);
   const av = mem.view(a);
   const bv = mem.view(b);
