@@ -7,7 +7,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { updateSubset, zeroCounts, type SubsetEntry } from '../src/data/manifest.js';
 import {
   actionAt,
-  chainOfAction,
   encodeShard,
   loadShards,
   readShardDir,
@@ -216,21 +215,5 @@ describe('reading a shard directory', () => {
     // A shard replaced behind the manifest's back.
     await writeFile(join(dir, 'general', 'train-1.arrow'), encodeShard(ROWS.slice(0, 2), ENC));
     await expect(loadShards(dir, { split: 'train', allowIncomplete: true })).rejects.toThrow(/train-1\.arrow.*2 rows but the manifest says 1/);
-  });
-});
-
-describe('chainOfAction', () => {
-  it('history is at most 8 previous actions, oldest first; plan is at most 4 types from this step', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.nat(), (n, s) => {
-        const actions = Array.from({ length: n }, (_, i) => (i % 3 === 0 ? tap(i / 20, 0.5) : i % 3 === 1 ? type(`t${i}`) : back));
-        const step = s % n;
-        const { history, plan } = chainOfAction(actions, step);
-        expect(history).toEqual(actions.slice(Math.max(0, step - 8), step));
-        expect(history.length).toBe(Math.min(8, step));
-        expect(plan.length).toBe(Math.min(4, n - step));
-        expect(plan[0]).toBe(actions[step]!.action_type);
-      }),
-    );
   });
 });

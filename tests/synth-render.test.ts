@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { APPS } from '../src/data/synth/apps.js';
 import { rasterizeScreen, rasterizeSvg } from '../src/data/synth/raster.js';
 import { renderScreen } from '../src/data/synth/render.js';
-import { Rng } from '../src/data/synth/rng.js';
+import { Rng } from '../src/util/rng.js';
 import { applyEvent, initialState, type UiState } from '../src/data/synth/state.js';
 import { makeWorld } from '../src/data/synth/world.js';
 

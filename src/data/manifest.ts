@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EncoderInfo } from '../model/vision/encoder.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import { readJsonIfExists } from '../util/json.js';
 import { InputError } from '../util/errors.js';
 import type { SplitName } from './types.js';
 
@@ -78,19 +79,8 @@ export function zeroCounts(): SplitCounts {
 /** Reads DIR/manifest.json; undefined when there is none. Malformed ones are an InputError naming the file. */
 export async function readManifest(dir: string): Promise<Manifest | undefined> {
   const path = manifestPath(dir);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`not valid JSON (${(err as Error).message})`, path);
-  }
+  const json = await readJsonIfExists(path);
+  if (json === undefined) return undefined;
   return checkManifest(json, path);
 }
 

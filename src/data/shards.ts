@@ -597,20 +597,3 @@ export function actionAt(t: ShardTable, i: number): AitwAction {
     typed_text: t.typedText[i]!,
   };
 }
-
-/**
- * Chain-of-action context of step `stepId` (paper §3.2): the previous actions, oldest first,
- * at most `history`; and the action types of this and the following steps, at most `plan`.
- */
-export function chainOfAction(
-  actions: readonly AitwAction[],
-  stepId: number,
-  limits: { history?: number; plan?: number } = {},
-): { history: AitwAction[]; plan: ActionTypeId[] } {
-  const h = limits.history ?? 8;
-  const p = limits.plan ?? 4;
-  return {
-    history: actions.slice(Math.max(0, stepId - h), stepId),
-    plan: actions.slice(stepId, stepId + p).map((a) => a.action_type),
-  };
-}

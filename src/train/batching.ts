@@ -1,4 +1,4 @@
-import { deriveSeed, Rng } from '../util/rng.js';
+import { Rng } from '../util/rng.js';
 
 export interface BatchPlanOptions {
   batchSize: number;
@@ -15,7 +15,7 @@ export interface BatchPlanOptions {
  * so a resumed run rebuilds exactly the same order from the epoch number alone.
  */
 export function planEpoch(lengths: ArrayLike<number>, subsets: ArrayLike<string>, opts: BatchPlanOptions): number[][] {
-  const rng = new Rng(deriveSeed(opts.seed, 'epoch', opts.epoch));
+  const rng = Rng.from(opts.seed, 'epoch', opts.epoch);
   const bySubset = new Map<string, number[]>();
   for (let i = 0; i < lengths.length; i++) {
     const s = subsets[i]!;
@@ -25,14 +25,13 @@ export function planEpoch(lengths: ArrayLike<number>, subsets: ArrayLike<string>
   const chosen: number[] = [];
   for (const [subset, idx] of [...bySubset.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const frac = Math.min(1, Math.max(0, opts.subsetFraction?.[subset] ?? 1));
-    rng.shuffle(idx);
-    chosen.push(...idx.slice(0, Math.round(idx.length * frac)));
+    chosen.push(...rng.shuffle(idx).slice(0, Math.round(idx.length * frac)));
   }
-  rng.shuffle(chosen);
+  const order = rng.shuffle(chosen);
   const window = opts.batchSize * (opts.bucketWindow ?? 16);
   const batches: number[][] = [];
-  for (let start = 0; start < chosen.length; start += window) {
-    const chunk = chosen.slice(start, start + window).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
+  for (let start = 0; start < order.length; start += window) {
+    const chunk = order.slice(start, start + window).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
     for (let b = 0; b < chunk.length; b += opts.batchSize) batches.push(chunk.slice(b, b + opts.batchSize));
   }
   return rng.shuffle(batches);

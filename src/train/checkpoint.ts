@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { replaceDirAtomic } from '../util/atomic.js';
 import { InputError } from '../util/errors.js';
+import { readJsonIfExists } from '../util/json.js';
 import { readSafetensors, encodeSafetensors, type NamedTensor } from '../util/safetensors.js';
 
 export const CHECKPOINT_FORMAT = 'autoui-checkpoint-v1';
@@ -62,13 +62,8 @@ export async function saveCheckpoint<M, C, E>(dir: string, args: SaveArgs<M, C, 
 
 export async function readCheckpointMeta<M, C, E>(dir: string): Promise<CheckpointMeta<M, C, E>> {
   const file = join(dir, 'config.json');
-  if (!existsSync(file)) throw new InputError('not an autoui checkpoint (no config.json)', dir);
-  let meta: CheckpointMeta<M, C, E>;
-  try {
-    meta = JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new InputError(`config.json is not valid JSON (${(err as Error).message})`, file);
-  }
+  const meta = (await readJsonIfExists(file)) as CheckpointMeta<M, C, E> | undefined;
+  if (!meta) throw new InputError('not an autoui checkpoint (no config.json)', dir);
   if (meta.format !== CHECKPOINT_FORMAT) throw new InputError(`unknown checkpoint format '${String(meta.format)}'`, file);
   return meta;
 }
@@ -97,9 +92,7 @@ export async function loadWeightsInto(dir: string, vars: Map<string, tf.Variable
 }
 
 export async function loadTrainerState(dir: string): Promise<TrainerState | undefined> {
-  const file = join(dir, 'trainer_state.json');
-  if (!existsSync(file)) return undefined;
-  return JSON.parse(await readFile(file, 'utf8')) as TrainerState;
+  return (await readJsonIfExists(join(dir, 'trainer_state.json'))) as TrainerState | undefined;
 }
 
 export async function loadOptimizerInto(dir: string, opt: { step: number; m: Map<string, tf.Variable>; v: Map<string, tf.Variable> }): Promise<void> {

@@ -15,7 +15,7 @@ import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type Hf
 import type { EncoderInfo } from '../model/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
-import { deriveSeed, Rng } from '../util/rng.js';
+import { Rng } from '../util/rng.js';
 import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
 import { planEpoch } from './batching.js';
 import {
@@ -196,7 +196,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
         const rows = batches[state.batch]!;
         const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId);
         // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
-        model.setDropoutSeed(deriveSeed(opts.seed, 'dropout', state.globalStep));
+        model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
         const { value, grads } = tf.variableGrads(() => model.loss(batch, true), [...weights.values()]);
         disposeBatch(batch);
         const loss = value.dataSync()[0]!;
@@ -257,8 +257,7 @@ async function saveNextEpoch(state: TrainerState, save: () => Promise<void>): Pr
 
 function validate(model: AutoUiModel, codec: ActionCodec, split: EncodedSplit, opts: TrainOptions): Report {
   // A fixed random subset: the same rows every epoch, so epochs are comparable.
-  const rng = new Rng(deriveSeed(opts.seed, 'val'));
-  const all = rng.shuffle(Array.from({ length: split.table.rows }, (_, i) => i));
+  const all = Rng.from(opts.seed, 'val').shuffle(Array.from({ length: split.table.rows }, (_, i) => i));
   const rows = all.slice(0, opts.valRows).sort((a, b) => a - b);
   return scoreItems(predictSplit(model, codec, split, { rows, quiet: true })).report;
 }

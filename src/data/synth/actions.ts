@@ -1,6 +1,6 @@
 import { ActionType, type AitwAction, type YX } from '../types.js';
 import type { Rect } from './layout.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 import type { ScreenSize } from './world.js';
 
 const q4 = (v: number): number => Math.round(v * 1e4) / 1e4;

@@ -1,5 +1,5 @@
 import { ICON_BACKGROUNDS, ICON_SHAPES, STORE_APPS, type IconShape } from './apps.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 
 /** Generated page content: shop products, web results, answer cards and Play Store result lists. */
 

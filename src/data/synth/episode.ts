@@ -4,7 +4,7 @@ import { LAUNCHER_ACTIVITY, appById } from './apps.js';
 import type { Rect } from './layout.js';
 import { SUBSET_FAMILIES, nextEvent, type Family, type Task } from './oracle.js';
 import { rasterizeScreen } from './raster.js';
-import { Rng } from './rng.js';
+import { Rng } from '../../util/rng.js';
 import { layoutScreen } from './screens.js';
 import { singleCandidates } from './single.js';
 import { applyEvent, initialState, launchScreen, type UiEvent, type UiState } from './state.js';

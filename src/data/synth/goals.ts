@@ -1,5 +1,5 @@
 import type { AppInfo } from './apps.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 
 /** Goal phrasing: several templates per intent, so models cannot key on one wording. */
 

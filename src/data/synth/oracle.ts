@@ -12,7 +12,7 @@ import {
   webSearchGoal,
 } from './goals.js';
 import type { Element } from './layout.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 import { drawerHasMore, layoutScreen } from './screens.js';
 import { fieldOf, inCart, launchScreen, type Screen, type UiEvent, type UiState } from './state.js';
 import { TOGGLE_SETTINGS, homeApps, type ScreenSize } from './world.js';

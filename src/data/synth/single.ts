@@ -1,7 +1,7 @@
 import { appById } from './apps.js';
 import { ORDINALS } from './goals.js';
 import type { Element } from './layout.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 import { drawerHasMore, pageWindow, settingsFit } from './screens.js';
 import { fieldOf, splitTarget, type UiEvent, type UiState } from './state.js';
 import type { ScreenSize } from './world.js';

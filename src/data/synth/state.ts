@@ -1,6 +1,6 @@
 import { STORE_APPS, SHOP_SITES, appById } from './apps.js';
 import { makeProducts, makeStoreResults, makeWebResults, type AnswerCard, type Product, type WebResult } from './content.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 import type { World } from './world.js';
 
 /** A text field: focused fields show the keyboard. */

@@ -1,5 +1,5 @@
 import { APPS, PREINSTALLED, SHOP_SITES, STORE_APPS, appById } from './apps.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../../util/rng.js';
 
 export interface ScreenSize {
   width: number;

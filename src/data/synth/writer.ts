@@ -4,9 +4,10 @@ import { exampleFromStep } from '../aitw.js';
 import { TfRecordWriter } from '../tfrecord.js';
 import { SUBSETS, type Splits, type Subset } from '../types.js';
 import { writeFileAtomic } from '../../util/atomic.js';
+import { readJsonIfExists } from '../../util/json.js';
 import { InputError } from '../../util/errors.js';
 import { GENERATOR_VERSION, generateTrace, renderTrace } from './episode.js';
-import { Rng } from './rng.js';
+import { Rng } from '../../util/rng.js';
 import type { ScreenSize } from './world.js';
 
 export const DEFAULT_SHARD_EPISODES = 200;
@@ -91,19 +92,7 @@ const sameArgs = (a: SynthSummary, o: SynthOptions, shard: number): boolean =>
   JSON.stringify(a.subsets) === JSON.stringify(o.subsets);
 
 async function existing(out: string): Promise<SynthSummary | undefined> {
-  const path = join(out, 'synth.json');
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    return JSON.parse(text) as SynthSummary;
-  } catch {
-    throw new InputError('is not valid JSON; remove it or pick another --out', path);
-  }
+  return (await readJsonIfExists(join(out, 'synth.json'), '; remove it or pick another --out')) as SynthSummary | undefined;
 }
 
 async function allFilesPresent(out: string, s: SynthSummary): Promise<boolean> {
