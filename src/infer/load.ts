@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { initBackend } from '../backend.js';
 import { AutoUiModel } from '../model/autoui.js';
 import { ActionCodec } from '../model/codec.js';
 // Registers the Hugging Face tokenizer kind, which checkpoints trained with --init carry.
@@ -17,6 +18,7 @@ export interface LoadedCheckpoint {
 
 /** Loads a checkpoint directory; a training output dir (with best/ and last/) resolves to its best/. */
 export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+  await initBackend();
   const resolved = !existsSync(join(dir, 'config.json')) && existsSync(join(dir, 'best', 'config.json')) ? join(dir, 'best') : dir;
   const meta: AutoUiCheckpointMeta = await readCheckpointMeta(resolved);
   const config = validateConfig(meta.model, join(resolved, 'config.json'));

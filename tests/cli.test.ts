@@ -1,0 +1,51 @@
+/** The built CLI as a user runs it (dist/ is built by `npm ci`'s prepare step), each command in a fresh process. */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
+import { tinyShards } from './helpers/tiny_data.js';
+
+const run = promisify(execFile);
+const CLI = join(process.cwd(), 'dist', 'src', 'cli.js');
+const autoui = (...args: string[]) => run('node', [CLI, ...args], { maxBuffer: 64 << 20 });
+
+describe.runIf(existsSync(CLI))('autoui CLI', () => {
+  let shards: string;
+  let ckpt: string;
+  beforeAll(async () => {
+    const d = await tinyShards(50, 21);
+    shards = d.shards;
+    ckpt = join(d.root, 'ckpt');
+    await train({
+      ...DEFAULT_TRAIN,
+      data: shards,
+      out: ckpt,
+      modelOverrides: { dModel: 32, dKv: 8, numHeads: 2, dFf: 64, numLayers: 1, numDecoderLayers: 1 },
+      epochs: 1,
+      batchSize: 8,
+      valRows: 0,
+      quiet: true,
+      log: () => {},
+    });
+  });
+
+  it('info --json names the backend', async () => {
+    const { stdout } = await autoui('info', '--json');
+    expect(JSON.parse(stdout)).toMatchObject({ backend: expect.stringMatching(/wasm|cpu|tensorflow/), cpus: expect.any(Number) });
+  });
+
+  it('eval --json in a fresh process (backend initialised by the command itself), then score reproduces it', async () => {
+    const preds = join(ckpt, 'cli-preds.jsonl');
+    const { stdout } = await autoui('eval', '--checkpoint', ckpt, '--data', shards, '--split', 'test', '--out', preds, '--json');
+    const report = JSON.parse(stdout);
+    expect(Object.keys(report)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
+    const scored = JSON.parse((await autoui('score', preds, '--json')).stdout);
+    expect(scored).toEqual(report);
+  });
+
+  it('bad input exits 2 with the file named', async () => {
+    await expect(autoui('eval', '--checkpoint', '/nonexistent/ckpt', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/ckpt') });
+  });
+});
