@@ -2,8 +2,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { loadNativeBlas } from './native/blas.js';
-import { disableNativeKernels, enableNativeKernels } from './native/kernels.js';
 
 /** Where TensorFlow.js kernels run; the one place that chooses. */
 export type BackendName = 'tensorflow' | 'wasm-blas' | 'wasm' | 'cpu-blas' | 'cpu';
@@ -53,11 +51,14 @@ export async function initBackend(prefer: BackendName | undefined = envBackend()
     if (!(await tf.setBackend(base))) continue;
     await tf.ready();
     if (base !== 'tensorflow') {
+      // Imported here, not at the top: the kernels module loads the wasm backend, and importing
+      // this file must not register a backend as a side effect.
+      const { disableNativeKernels, enableNativeKernels } = await import('./native/kernels.js');
       const native = backend.endsWith('-blas');
       if (native && !enableNativeKernels([base as 'wasm' | 'cpu'])) continue;
       if (!native) disableNativeKernels([base as 'wasm' | 'cpu']);
     }
-    const blas = backend.endsWith('-blas') ? loadNativeBlas() : undefined;
+    const blas = backend.endsWith('-blas') ? (await import('./native/blas.js')).loadNativeBlas() : undefined;
     chosen = {
       backend,
       provider: blas ? `${pkg} + OpenBLAS (native/)` : pkg,

@@ -185,7 +185,7 @@ describe('Predictor', () => {
     expect(info.encoder.id).toBe(BUILTIN_INFO.id);
     expect(info.model.dModel).toBe(128);
     expect(info.parameters).toBeGreaterThan(0);
-    expect(['wasm', 'cpu', 'tensorflow']).toContain(info.backend.backend);
+    expect(['wasm-blas', 'wasm', 'cpu-blas', 'cpu', 'tensorflow']).toContain(info.backend.backend);
     expect(info.limits.maxHistorySteps).toBe(MAX_HISTORY_STEPS);
   });
 

@@ -2,6 +2,7 @@
  * Builds a small untrained checkpoint on disk for inference tests and benchmarks. Untrained weights
  * still give well-formed actions: decoding is grammar-constrained.
  */
+import { initBackend } from '../../src/backend.js';
 import { AutoUiModel } from '../../src/model/autoui.js';
 import { ActionCodec } from '../../src/model/codec.js';
 import { modelConfig, type ModelConfig, type PresetName } from '../../src/model/config.js';
@@ -30,6 +31,7 @@ export interface TinyCheckpointOptions {
 
 /** Writes a random-weight checkpoint to `dir` (replacing it) and returns its meta. */
 export async function makeTinyCheckpoint(dir: string, opts: TinyCheckpointOptions = {}): Promise<AutoUiCheckpointMeta> {
+  await initBackend();
   const encoder = opts.encoder ?? BUILTIN_INFO;
   const codec = new ActionCodec(buildWordTokenizer([...TINY_GOALS, ...TINY_GOALS], { minCount: 1 }));
   const config = modelConfig(opts.preset ?? 'tiny', { ...opts.overrides, vocabSize: codec.vocabSize, screenDim: encoder.dim });
