@@ -3,6 +3,7 @@
  * Every error names the record (`where`, e.g. `preds.jsonl:12`) and the field at fault.
  */
 import { ActionType, isActionTypeId, type AitwAction, type Box, type YX } from '../data/types.js';
+import { parseJsonLines } from '../util/json.js';
 import { InputError } from '../util/errors.js';
 import type { ScoredItem } from './metrics.js';
 
@@ -62,19 +63,5 @@ export function parseScoredItem(v: unknown, where: string): ScoredItem {
 
 /** Parses a JSONL text (blank lines skipped); `file` names the source in errors as `file:line`. */
 export function parseScoreFile(text: string, file: string): ScoredItem[] {
-  const items: ScoredItem[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === '') continue;
-    const where = `${file}:${i + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      throw new InputError(`not valid JSON (${(err as Error).message})`, where);
-    }
-    items.push(parseScoredItem(value, where));
-  }
-  return items;
+  return parseJsonLines(text, file).map(({ value, where }) => parseScoredItem(value, where));
 }

@@ -14,6 +14,7 @@ import { ACTION_TYPE_NAMES, ActionType, type ActionTypeId, type AitwAction, type
 import { checkActionsMatch, isTap } from '../eval/action_matching.js';
 import { parseScoredItem } from '../eval/score_input.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import { parseJsonLines } from '../util/json.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
 import { parseActionType, Predictor } from './predict.js';
@@ -125,22 +126,13 @@ export async function readPredictions(file: string): Promise<Map<string, FileRec
     throw new InputError(`cannot read (${e.message})`, file);
   });
   const out = new Map<string, FileRecord>();
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    if (!line) return;
-    const where = `${file}:${i + 1}`;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch (e) {
-      throw new InputError(`not valid JSON (${(e as Error).message})`, where);
-    }
+  for (const { value: v, where } of parseJsonLines(text, file)) {
     const item = parseScoredItem(v, where);
     const rawPlan = (v as { plan?: unknown }).plan;
     const plan = Array.isArray(rawPlan) ? rawPlan.map((t, k) => parseActionType(t, `${where} plan[${k}]`)) : null;
     const error = typeof (v as { error?: unknown }).error === 'string' ? ((v as { error: string }).error) : undefined;
     out.set(item.id, { item, plan, error });
-  });
+  }
   return out;
 }
 

@@ -16,3 +16,19 @@ export async function readJsonIfExists(path: string, hint = ''): Promise<unknown
     throw new InputError(`not valid JSON (${(err as Error).message})${hint}`, path);
   }
 }
+
+/** Parses JSON Lines, skipping blank lines; a bad line is an InputError naming `file:line`. */
+export function parseJsonLines(text: string, file: string): Array<{ value: unknown; where: string }> {
+  const out: Array<{ value: unknown; where: string }> = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '') return;
+    const where = `${file}:${i + 1}`;
+    try {
+      out.push({ value: JSON.parse(line) as unknown, where });
+    } catch (err) {
+      throw new InputError(`not valid JSON (${(err as Error).message})`, where);
+    }
+  });
+  return out;
+}
