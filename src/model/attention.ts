@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { applyDropout, dense, denseTransposed, type DropoutRng } from './layers.js';
+import { applyDropout, linear, type DropoutRng } from './layers.js';
 
 /** Additive score for masked positions; large but finite so that sums of two masks stay finite. */
 export const MASKED = -1e9;
@@ -56,58 +56,82 @@ export function attend(q: tf.Tensor4D, kv: KeyValues, bias: tf.Tensor4D | null, 
   return tf.matMul(weights, kv.values);
 }
 
-/** T5 self-attention over x [B, L, d], with q, k and v computed by one fused matmul. */
-export function selfAttention(x: tf.Tensor3D, w: AttentionWeights, numHeads: number, bias: tf.Tensor4D | null, rng: DropoutRng): tf.Tensor3D {
-  const inner = w.q.shape[0];
-  const qkv = dense(x, tf.concat([w.q, w.k, w.v], 0));
-  const [q, k, v] = tf.split(qkv, [inner, inner, inner], -1) as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D];
-  const context = attend(splitHeads(q, numHeads), { keys: splitHeads(k, numHeads), values: splitHeads(v, numHeads) }, bias, rng);
-  return dense(mergeHeads(context), w.o);
+/** Rows [B·L, H·dk] of a projection → heads [B, H, L, dk]. */
+function rowsToHeads(x: tf.Tensor2D, batch: number, numHeads: number): tf.Tensor4D {
+  const [n, inner] = x.shape;
+  return tf.transpose(tf.reshape(x, [batch, n / batch, numHeads, inner / numHeads]), [0, 2, 1, 3]);
 }
 
-/** Keys and values of a memory [B, Lk, d] for cross-attention (one fused matmul). */
+/** Heads [B, H, L, dk] → rows [B·L, H·dk]. */
+function headsToRows(x: tf.Tensor4D): tf.Tensor2D {
+  const [b, h, l, dk] = x.shape;
+  return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b * l, h * dk]);
+}
+
+/** x [B, L, d] as rows [B·L, d] (a reshape shares the data: no copy). */
+function rows(x: tf.Tensor3D): tf.Tensor2D {
+  const [b, l, d] = x.shape;
+  return tf.reshape(x, [b * l, d]);
+}
+
+/**
+ * T5 self-attention over x [B, L, d]. q, k and v are three matmuls rather than one against
+ * [q; k; v]: the fused form needs a concatenated weight (a copy per call, slices in the gradient)
+ * and a split of the product, which cost more than two extra matmul calls.
+ */
+export function selfAttention(x: tf.Tensor3D, w: AttentionWeights, numHeads: number, bias: tf.Tensor4D | null, rng: DropoutRng): tf.Tensor3D {
+  const [b, l, d] = x.shape;
+  const xr = rows(x);
+  const heads = (weight: tf.Tensor2D) => rowsToHeads(linear(xr, weight), b, numHeads);
+  const context = attend(heads(w.q), { keys: heads(w.k), values: heads(w.v) }, bias, rng);
+  return tf.reshape(linear(headsToRows(context), w.o), [b, l, d]);
+}
+
+/** Keys and values of a memory [B, Lk, d] for cross-attention. */
 export function projectKeyValues(memory: tf.Tensor3D, w: Pick<AttentionWeights, 'k' | 'v'>, numHeads: number): KeyValues {
-  const inner = w.k.shape[0];
-  const kv = dense(memory, tf.concat([w.k, w.v], 0));
-  const [k, v] = tf.split(kv, [inner, inner], -1) as [tf.Tensor3D, tf.Tensor3D];
-  return { keys: splitHeads(k, numHeads), values: splitHeads(v, numHeads) };
+  const b = memory.shape[0];
+  const m = rows(memory);
+  return { keys: rowsToHeads(linear(m, w.k), b, numHeads), values: rowsToHeads(linear(m, w.v), b, numHeads) };
 }
 
 /** T5 cross-attention of x [B, Lq, d] over precomputed memory keys/values. */
 export function crossAttention(x: tf.Tensor3D, memory: KeyValues, w: Pick<AttentionWeights, 'q' | 'o'>, numHeads: number, bias: tf.Tensor4D | null, rng: DropoutRng): tf.Tensor3D {
-  const q = splitHeads(dense(x, w.q), numHeads);
-  return dense(mergeHeads(attend(q, memory, bias, rng)), w.o);
+  const [b, l, d] = x.shape;
+  const q = rowsToHeads(linear(rows(x), w.q), b, numHeads);
+  return tf.reshape(linear(headsToRows(attend(q, memory, bias, rng)), w.o), [b, l, d]);
 }
 
-/** Attention weights pre-transposed and fused for incremental decoding: qkvT [d, 3·inner], oT [inner, d]. */
-export interface PreparedSelfAttention {
-  qkvT: tf.Tensor2D;
-  oT: tf.Tensor2D;
-}
+/** x [n, in] · Wᵀ for a weight named by HF name, without gradient (incremental decoding). */
+export type InferenceLinear = (x: tf.Tensor2D, name: string) => tf.Tensor2D;
 
-export function prepareSelfAttention(w: AttentionWeights): PreparedSelfAttention {
-  return tf.tidy(() => ({ qkvT: tf.transpose(tf.concat([w.q, w.k, w.v], 0)), oT: tf.transpose(w.o) }));
+/** Keys and values of a memory [B, Lk, d] for incremental decoding; `prefix` names the cross-attention weights. */
+export function memoryKeyValues(memory: tf.Tensor3D, project: InferenceLinear, prefix: string, numHeads: number): KeyValues {
+  const b = memory.shape[0];
+  const m = rows(memory);
+  return { keys: rowsToHeads(project(m, `${prefix}.k.weight`), b, numHeads), values: rowsToHeads(project(m, `${prefix}.v.weight`), b, numHeads) };
 }
 
 /**
  * One decoding step of self-attention: x [B, 1, d] attends to the cached keys/values plus its own.
+ * `prefix` names the layer's weights (e.g. `decoder.block.0.layer.0.SelfAttention`).
  * Returns the output and the grown cache (the caller owns both).
  */
 export function selfAttentionStep(
   x: tf.Tensor3D,
-  w: PreparedSelfAttention,
+  project: InferenceLinear,
+  prefix: string,
   numHeads: number,
   cache: KeyValues | null,
   bias: tf.Tensor4D | null,
 ): { output: tf.Tensor3D; cache: KeyValues } {
-  const inner = w.oT.shape[0];
-  const qkv = denseTransposed(x, w.qkvT);
-  const [q, k, v] = tf.split(qkv, [inner, inner, inner], -1) as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D];
-  const kNew = splitHeads(k, numHeads);
-  const vNew = splitHeads(v, numHeads);
+  const [b, l, d] = x.shape;
+  const xr = rows(x);
+  const heads = (name: string) => rowsToHeads(project(xr, `${prefix}.${name}.weight`), b, numHeads);
+  const kNew = heads('k');
+  const vNew = heads('v');
   const grown: KeyValues = cache
     ? { keys: tf.concat([cache.keys, kNew], 2), values: tf.concat([cache.values, vNew], 2) }
     : { keys: kNew, values: vNew };
-  const context = attend(splitHeads(q, numHeads), grown, bias, { rate: 0, training: false, nextSeed: () => 0 });
-  return { output: denseTransposed(mergeHeads(context), w.oT), cache: grown };
+  const context = attend(heads('q'), grown, bias, { rate: 0, training: false, nextSeed: () => 0 });
+  return { output: tf.reshape(project(headsToRows(context), `${prefix}.o.weight`), [b, l, d]), cache: grown };
 }

@@ -36,9 +36,12 @@ export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, scre
   return tf.matMul(tf.softmax(scores), screen);
 }
 
-/** λ = sigmoid(W_l·H_language + W_v·H_attn + b), as one matmul of [H_language; H_attn] against [W_l W_v]. */
+/**
+ * λ = sigmoid(W_l·H_language + W_v·H_attn + b), as two matmuls: one matmul of [H_language; H_attn]
+ * against [W_l W_v] would copy both activations and both weights (and slice their gradients).
+ */
 export function fusionGate(language: tf.Tensor3D, attended: tf.Tensor3D, w: Pick<FusionWeights, 'gateLang' | 'gateAttn' | 'gateBias'>): tf.Tensor3D {
-  return tf.sigmoid(dense(tf.concat([language, attended], -1), tf.concat([w.gateLang, w.gateAttn], 1), w.gateBias));
+  return tf.sigmoid(tf.add(tf.add(dense(language, w.gateLang), dense(attended, w.gateAttn)), w.gateBias)) as tf.Tensor3D;
 }
 
 /** H_fuse = (1 − λ)·H_language + λ·H_attn, written as H_language + λ·(H_attn − H_language). */

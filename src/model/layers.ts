@@ -4,10 +4,13 @@ import './register_gradients.js';
 /*
  * Building blocks shared by T5 and the fusion module. Weights use HF's nn.Linear layout [out, in].
  *
- * Why custom gradients: on the wasm backend only the plain `a · b` matmul (no transpose flags, no
- * batch) reaches XNNPACK (~20–25 GFLOP/s); `a · bᵀ` and `aᵀ · b` fall to a loop that runs at
- * 0.5–2 GFLOP/s, and tf.matMul's autodiff gradient uses exactly those. Materialising the transpose
- * first costs one copy and keeps every product on the fast path.
+ * Two ways to compute x·Wᵀ, chosen per call by transposeFlagsAreFree():
+ * - Where transpose flags cost nothing (the OpenBLAS matmul kernels of src/native, the cpu backend,
+ *   tfjs-node), a plain tf.matMul with transposeB: no transposed copies in the forward pass, and
+ *   tfjs's own gradient (dy·W and dyᵀ·x) uses flags too.
+ * - On the stock wasm kernel only the plain `a · b` matmul reaches XNNPACK (~20–25 GFLOP/s);
+ *   `a · bᵀ` and `aᵀ · b` fall to a loop at 0.5–2 GFLOP/s, so linear2d/matMul2d materialise the
+ *   transposes (one copy each) and keep every product, forward and backward, on the fast path.
  */
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
@@ -53,6 +56,21 @@ export const linear2d = customGrad((x: tf.Tensor, w: tf.Tensor, save: tf.GradSav
   };
 }) as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
+/**
+ * Whether matmuls with transpose flags run as fast as plain ones on the active backend. Only the
+ * stock wasm kernel is slow with flags; it binds its C++ entry point in setupFunc, which the
+ * OpenBLAS replacement registered by src/native/kernels.ts does not have. Looked up on every call
+ * (a map lookup) because tests switch backends and kernels within one process.
+ */
+export function transposeFlagsAreFree(): boolean {
+  return tf.getBackend() !== 'wasm' || tf.getKernel(tf.BatchMatMul, 'wasm')?.setupFunc === undefined;
+}
+
+/** y = x Wᵀ for x [n, in] and W [out, in], differentiable, on the backend's fastest matmul form. */
+export function linear(x: tf.Tensor2D, weight: tf.Tensor2D): tf.Tensor2D {
+  return transposeFlagsAreFree() ? tf.matMul(x, weight, false, true) : linear2d(x, weight);
+}
+
 /** x [..., in] · wT [in, out] for weights already transposed (inference caches); no custom gradient. */
 export function denseTransposed<R extends tf.Rank>(x: tf.Tensor<R>, weightT: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor<R> {
   const [inDim, out] = weightT.shape;
@@ -64,8 +82,9 @@ export function denseTransposed<R extends tf.Rank>(x: tf.Tensor<R>, weightT: tf.
 /** Dense layer on any leading shape: x [..., in] · Wᵀ (+ b) → [..., out], as one [N, in] × [in, out] product. */
 export function dense<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor<R> {
   const [out, inDim] = weight.shape;
+  if (x.rank === 2 && !bias) return linear(x as unknown as tf.Tensor2D, weight) as unknown as tf.Tensor<R>;
   const lead = x.shape.slice(0, -1);
-  let y: tf.Tensor = linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weight);
+  let y: tf.Tensor = linear(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weight);
   if (bias) y = tf.add(y, bias);
   return tf.reshape<tf.Rank>(y, [...lead, out]) as tf.Tensor<R>;
 }
@@ -113,16 +132,15 @@ export interface FeedForwardWeights {
 }
 
 /**
- * T5 DenseReluDense / DenseGatedActDense: wo(dropout(act(wi x))) or wo(dropout(gelu(wi_0 x) ⊙ wi_1 x)).
- * The gated pair runs as one matmul against [wi_0; wi_1].
+ * T5 DenseReluDense / DenseGatedActDense: wo(dropout(act(wi x))) or wo(dropout(gelu(wi_0 x) ⊙ wi_1 x)),
+ * on x [..., d]. The gated pair runs as two matmuls: fusing them would need a concatenated weight
+ * (a copy per call, and a slice per gradient) and a split of the product, which cost more than
+ * the extra matmul call saves.
  */
-export function feedForward(x: tf.Tensor3D, w: FeedForwardWeights, rng: DropoutRng): tf.Tensor3D {
-  let h: tf.Tensor3D;
+export function feedForward<R extends tf.Rank>(x: tf.Tensor<R>, w: FeedForwardWeights, rng: DropoutRng): tf.Tensor<R> {
+  let h: tf.Tensor<R>;
   if (w.wi0 && w.wi1) {
-    const dFf = w.wi0.shape[0];
-    const both = dense(x, tf.concat([w.wi0, w.wi1], 0));
-    const [gate, lin] = tf.split(both, [dFf, dFf], -1) as [tf.Tensor3D, tf.Tensor3D];
-    h = tf.mul(geluNew(gate), lin);
+    h = tf.mul(geluNew(dense(x, w.wi0)), dense(x, w.wi1));
   } else if (w.wi) {
     h = tf.relu(dense(x, w.wi));
   } else {

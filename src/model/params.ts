@@ -100,6 +100,8 @@ function tensorSeed(seed: number, name: string): number {
 /** Owns the model's variables, keyed by HF name. */
 export class ParamStore {
   private readonly vars = new Map<string, tf.Variable>();
+  /** Tensors made from parameters, with the data their sources had when they were made. */
+  private readonly derivedCache = new Map<string, { sources: object[]; value: tf.Tensor }>();
   readonly specs: readonly ParamSpec[];
 
   constructor(specs: ParamSpec[], seed: number) {
@@ -126,6 +128,23 @@ export class ParamStore {
     const v = this.vars.get(name);
     if (!v) throw new Error(`no parameter named '${name}'`);
     return v as unknown as T;
+  }
+
+  /**
+   * A tensor computed from parameters (e.g. a transposed layout for inference), kept and reused
+   * until one of its source variables is assigned: Variable.assign (the optimiser, load()) gives
+   * the variable a new data id, so comparing ids catches every update without anyone having to
+   * report it. Not for use under a gradient tape: the result is a constant, not a function of the
+   * variables. The store owns the result (do not dispose it).
+   */
+  derived<T extends tf.Tensor>(key: string, sources: readonly string[], make: (...values: tf.Tensor[]) => T): T {
+    const vars = sources.map((n) => this.get(n));
+    const hit = this.derivedCache.get(key);
+    if (hit && hit.sources.length === vars.length && hit.sources.every((id, i) => id === vars[i]!.dataId)) return hit.value as T;
+    hit?.value.dispose();
+    const value = tf.keep(tf.tidy(() => make(...vars)));
+    this.derivedCache.set(key, { sources: vars.map((v) => v.dataId), value });
+    return value;
   }
 
   /** HF name → variable (the live training variables, HF shapes). */
@@ -177,6 +196,8 @@ export class ParamStore {
   }
 
   dispose(): void {
+    for (const { value } of this.derivedCache.values()) value.dispose();
+    this.derivedCache.clear();
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
   }

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  attend, causalBias, crossAttention, mergeHeads, paddingBias, prepareSelfAttention, projectKeyValues,
-  selfAttention, selfAttentionStep, splitHeads, type AttentionWeights, type KeyValues, type PreparedSelfAttention,
+  attend, causalBias, crossAttention, memoryKeyValues, mergeHeads, paddingBias, projectKeyValues, selfAttention, selfAttentionStep, splitHeads,
+  type AttentionWeights, type InferenceLinear, type KeyValues,
 } from './attention.js';
 import type { ModelConfig } from './config.js';
-import { applyDropout, denseTransposed, embed, feedForward, linear2d, rmsNorm, type DropoutRng, type FeedForwardWeights } from './layers.js';
+import { applyDropout, embed, feedForward, geluNew, linear, rmsNorm, transposeFlagsAreFree, type DropoutRng, type FeedForwardWeights } from './layers.js';
 import { attentionPrefix, feedForwardLayer, type ParamStore } from './params.js';
 import { positionBias } from './relative_position.js';
 
@@ -98,7 +98,7 @@ export function lmHead(p: ParamStore, config: ModelConfig, hidden: tf.Tensor3D):
   let x = tf.reshape(hidden, [b * t, d]) as tf.Tensor2D;
   if (config.tieWordEmbeddings) x = tf.mul(x, config.dModel ** -0.5);
   const weight = p.get<tf.Tensor2D>(config.tieWordEmbeddings ? 'shared.weight' : 'lm_head.weight');
-  return tf.reshape(linear2d(x, weight), [b, t, config.vocabSize]);
+  return tf.reshape(linear(x, weight), [b, t, config.vocabSize]);
 }
 
 /** Incremental-decoding state. Cross-attention keys/values are computed once; self-attention keys/values grow by one per step. */
@@ -112,30 +112,29 @@ export interface DecoderState {
   readonly self: readonly KeyValues[];
   /** [B, 1, 1, L] padding bias over the memory. */
   readonly crossBias: tf.Tensor4D;
-  /** Weights transposed/fused once for the whole decode. */
-  readonly weights: PreparedDecoder;
 }
 
-interface PreparedDecoder {
-  selfAttention: PreparedSelfAttention[];
-  crossQT: tf.Tensor2D[];
-  crossOT: tf.Tensor2D[];
-  lmHeadT: tf.Tensor2D;
+/**
+ * x · Wᵀ for inference. Where transpose flags are free this reads the variable as it is; on the
+ * stock wasm kernel it uses Wᵀ kept by the ParamStore (made once, rebuilt after the variable is
+ * assigned), so no request pays for transposing the decoder's weights.
+ */
+function inferenceLinear(p: ParamStore): InferenceLinear {
+  if (transposeFlagsAreFree()) return (x, name) => tf.matMul(x, p.get<tf.Tensor2D>(name), false, true);
+  return (x, name) => tf.matMul(x, p.derived(`transposed:${name}`, [name], (w) => tf.transpose(w as tf.Tensor2D)));
 }
 
-/** Cross-attention keys/values and inference weight layouts for a memory [B, L, d]. All returned tensors are kept (caller disposes). */
+function lmHeadName(config: ModelConfig): string {
+  return config.tieWordEmbeddings ? 'shared.weight' : 'lm_head.weight';
+}
+
+/** Cross-attention keys/values for a memory [B, L, d]. All returned tensors are kept (caller disposes). */
 export function startDecoder(p: ParamStore, config: ModelConfig, memory: tf.Tensor3D, memoryMask: tf.Tensor2D): DecoderState {
+  const project = inferenceLinear(p);
   const state = tidyObject((): DecoderState => {
     const cross: KeyValues[] = [];
-    const weights: PreparedDecoder = { selfAttention: [], crossQT: [], crossOT: [], lmHeadT: tf.transpose(p.get<tf.Tensor2D>(config.tieWordEmbeddings ? 'shared.weight' : 'lm_head.weight')) };
-    for (let i = 0; i < config.numDecoderLayers; i++) {
-      const crossW = attentionWeights(p, attentionPrefix('decoder', i, true));
-      cross.push(projectKeyValues(memory, crossW, config.numHeads));
-      weights.selfAttention.push(prepareSelfAttention(attentionWeights(p, attentionPrefix('decoder', i))));
-      weights.crossQT.push(tf.transpose(crossW.q));
-      weights.crossOT.push(tf.transpose(crossW.o));
-    }
-    return { step: 0, batchSize: memory.shape[0], cross, self: [], crossBias: paddingBias(memoryMask), weights };
+    for (let i = 0; i < config.numDecoderLayers; i++) cross.push(memoryKeyValues(memory, project, attentionPrefix('decoder', i, true), config.numHeads));
+    return { step: 0, batchSize: memory.shape[0], cross, self: [], crossBias: paddingBias(memoryMask) };
   });
   keepState(state);
   return state;
@@ -143,28 +142,43 @@ export function startDecoder(p: ParamStore, config: ModelConfig, memory: tf.Tens
 
 /** One decoder step for tokens [B]: logits [B, V] and the next state. The given state's self-attention cache is disposed. */
 export function decoderStep(p: ParamStore, config: ModelConfig, state: DecoderState, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: DecoderState } {
+  const project = inferenceLinear(p);
   const out = tidyObject(() => {
-    const w = state.weights;
+    const b = state.batchSize;
     const bias = positionBias(relativeBiasTable(p, 'decoder'), 1, state.step + 1, false, config.relativeAttentionMaxDistance, state.step);
     let x = embed(p.get('shared.weight'), tf.reshape(tokens, [-1, 1])) as tf.Tensor3D;
     const self: KeyValues[] = [];
     for (let i = 0; i < config.numDecoderLayers; i++) {
-      const step = selfAttentionStep(norm(p, `decoder.block.${i}.layer.0.layer_norm.weight`, x, config), w.selfAttention[i]!, config.numHeads, state.self[i] ?? null, bias);
+      const normed = norm(p, `decoder.block.${i}.layer.0.layer_norm.weight`, x, config);
+      const step = selfAttentionStep(normed, project, attentionPrefix('decoder', i), config.numHeads, state.self[i] ?? null, bias);
       self.push(step.cache);
       x = tf.add(x, step.output);
-      const h = norm(p, `decoder.block.${i}.layer.1.layer_norm.weight`, x, config);
-      const q = splitHeads(denseTransposed(h, w.crossQT[i]!), config.numHeads);
-      x = tf.add(x, denseTransposed(mergeHeads(attend(q, state.cross[i]!, state.crossBias, NO_DROPOUT)), w.crossOT[i]!));
-      x = feedForwardBlock(p, config, 'decoder', i, x, NO_DROPOUT);
+      const cross = attentionPrefix('decoder', i, true);
+      const h = tf.reshape(norm(p, `decoder.block.${i}.layer.1.layer_norm.weight`, x, config), [b, config.dModel]) as tf.Tensor2D;
+      const q = splitHeads(tf.reshape(project(h, `${cross}.q.weight`), [b, 1, -1]), config.numHeads);
+      const context = tf.reshape(mergeHeads(attend(q, state.cross[i]!, state.crossBias, NO_DROPOUT)), [b, -1]) as tf.Tensor2D;
+      x = tf.add(x, tf.reshape(project(context, `${cross}.o.weight`), [b, 1, config.dModel]));
+      const ffPrefix = `decoder.block.${i}.layer.${feedForwardLayer('decoder')}`;
+      const ffIn = tf.reshape(norm(p, `${ffPrefix}.layer_norm.weight`, x, config), [b, config.dModel]) as tf.Tensor2D;
+      x = tf.add(x, tf.reshape(feedForwardStep(p, ffPrefix, ffIn, project), [b, 1, config.dModel]));
     }
-    let hidden = tf.reshape(norm(p, 'decoder.final_layer_norm.weight', x, config), [state.batchSize, config.dModel]) as tf.Tensor2D;
+    let hidden = tf.reshape(norm(p, 'decoder.final_layer_norm.weight', x, config), [b, config.dModel]) as tf.Tensor2D;
     if (config.tieWordEmbeddings) hidden = tf.mul(hidden, config.dModel ** -0.5) as tf.Tensor2D;
-    return { logits: tf.matMul(hidden, w.lmHeadT) as tf.Tensor2D, self };
+    return { logits: project(hidden, lmHeadName(config)), self };
   });
   for (const kv of state.self) tf.dispose([kv.keys, kv.values]);
   const next: DecoderState = { ...state, step: state.step + 1, self: out.self };
   keepState(next);
   return { logits: out.logits, state: next };
+}
+
+/** The feed-forward sub-layer of a decoding step on rows x [B, d] (no dropout), through `project`. */
+function feedForwardStep(p: ParamStore, prefix: string, x: tf.Tensor2D, project: InferenceLinear): tf.Tensor2D {
+  const ff = `${prefix}.DenseReluDense`;
+  const h = p.has(`${ff}.wi.weight`)
+    ? tf.relu(project(x, `${ff}.wi.weight`))
+    : tf.mul(geluNew(project(x, `${ff}.wi_0.weight`)), project(x, `${ff}.wi_1.weight`));
+  return project(h as tf.Tensor2D, `${ff}.wo.weight`);
 }
 
 /** Reorders/selects batch rows of a state (beam search). The given state's tensors are disposed. */
@@ -182,13 +196,10 @@ export function selectDecoderRows(state: DecoderState, rows: number[]): DecoderS
 }
 
 function stateTensors(state: DecoderState): tf.Tensor[] {
-  const w = state.weights;
   return [
     ...state.cross.flatMap((kv) => [kv.keys, kv.values]),
     ...state.self.flatMap((kv) => [kv.keys, kv.values]),
     state.crossBias,
-    ...w.selfAttention.flatMap((a) => [a.qkvT, a.oT]),
-    ...w.crossQT, ...w.crossOT, w.lmHeadT,
   ];
 }
 
