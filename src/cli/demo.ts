@@ -8,7 +8,7 @@ import { formatReport } from '../eval/format_report.js';
 import type { Report } from '../eval/metrics.js';
 import { DEFAULT_TRAIN, train } from '../train/trainer.js';
 import { progress } from '../util/progress.js';
-import { intOption, printJson } from './common.js';
+import { floatOption, intOption, printJson } from './common.js';
 
 export interface DemoOptions {
   out: string;
@@ -20,6 +20,7 @@ export interface DemoOptions {
   seed: number;
   maxSteps?: number;
   coordBins: number;
+  dropout?: number;
   json?: boolean;
 }
 
@@ -85,6 +86,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     // The synthetic GoogleApps subset is no larger than the others, so Auto-UI's 10% sampling would only starve it.
     subsetFraction: {},
     codec: { coordBins: o.coordBins },
+    modelOverrides: o.dropout === undefined ? undefined : { dropoutRate: o.dropout },
     quiet: o.json,
   });
 
@@ -106,6 +108,7 @@ export function registerDemo(program: Command): void {
     .option('--lr <rate>', 'peak learning rate', Number, 3e-3)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), 0)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
+    .option('--dropout <p>', 'dropout rate (default: the tiny config’s 0.1)', floatOption('--dropout'))
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoOptions) => {
       const r = await runDemo(o);

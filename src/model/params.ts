@@ -76,7 +76,7 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
     }
     specs.push({ name: `${stack}.final_layer_norm.weight`, shape: [d], init: ONES });
   }
-  if (!config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [config.vocabSize, d], init: normal(1) });
+  if (!config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [config.vocabSize, d], init: normal(d ** -0.5) });
   specs.push(
     { name: 'screen_proj.weight', shape: [d, config.screenDim], init: normal(config.screenDim ** -0.5) },
     { name: 'screen_proj.bias', shape: [d], init: ZEROS },
