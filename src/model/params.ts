@@ -40,7 +40,10 @@ export function feedForwardLayer(stack: 'encoder' | 'decoder'): number {
  * The full parameter list with HF `T5PreTrainedModel._init_weights` initialisation
  * (initializer_factor 1): embeddings N(0, 1); q N(0, (d·d_kv)^-½) (absorbs the missing 1/√d_kv);
  * k, v N(0, d^-½); o N(0, (H·d_kv)^-½); wi N(0, d^-½); wo N(0, d_ff^-½); relative bias N(0, d^-½);
- * norms 1. Auto-UI extras: weights N(0, in^-½), biases 0.
+ * norms 1. Auto-UI extras: weights N(0, in^-½), biases 0. One deliberate departure: the untied LM head
+ * is N(0, d^-½), not HF's N(0, 1) — HF's value only matters before pretrained weights overwrite it,
+ * and from scratch it starts logits at std √d (a first loss of ~25 nats that takes hundreds of steps
+ * to undo).
  */
 export function parameterSpecs(config: ModelConfig): ParamSpec[] {
   const d = config.dModel;
