@@ -22,7 +22,7 @@ let server: AutouiServer & { url: string };
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-test-deps.sh (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
   dir = await mkdtemp(join(tmpdir(), 'autoui-page-'));
   // Seeds are tried until the untrained model predicts a tap, so the test sees a marker (deterministic).
   for (let seed = 1; seed < 40; seed++) {
