@@ -105,10 +105,10 @@ export function registerDemo(program: Command): void {
     .option('--epochs <n>', 'training epochs', intOption('--epochs', 1), 4)
     .option('--batch <n>', 'batch size', intOption('--batch', 1), 16)
     .option('--coord-bins <q>', 'coordinate grid steps per axis (20: 0.05, well inside the 0.14 tap tolerance)', intOption('--coord-bins', 2), 20)
-    .option('--lr <rate>', 'peak learning rate', Number, 3e-3)
+    .option('--lr <rate>', 'peak learning rate', floatOption('--lr'), 1e-3)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), 0)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
-    .option('--dropout <p>', 'dropout rate (default: the tiny config’s 0.1)', floatOption('--dropout'))
+    .option('--dropout <p>', 'dropout rate (the demo trains without: see README, Results)', floatOption('--dropout'), 0)
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoOptions) => {
       const r = await runDemo(o);
