@@ -12,7 +12,7 @@ import { ActionCodec, type CodecConfig, type CodecJSON } from '../model/codec.js
 import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
 import { buildWordTokenizer } from '../model/tokenizer.js';
 import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
-import type { EncoderInfo } from '../model/vision/encoder.js';
+import { sameEncoder, type EncoderInfo } from '../model/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
@@ -274,8 +274,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
   }
 }
 
-function assertSameEncoder(a: EncoderInfo, b: EncoderInfo, ckpt: string, data: string): void {
-  if (a.id !== b.id || a.dim !== b.dim || a.patches !== b.patches)
+/** A checkpoint only understands features of the encoder it was trained on. */
+export function assertSameEncoder(a: EncoderInfo, b: EncoderInfo, ckpt: string, data: string): void {
+  if (!sameEncoder(a, b))
     throw new InputError(`checkpoint ${ckpt} was trained on features of encoder '${a.id}' (${a.patches}×${a.dim}) but the shards were made by '${b.id}' (${b.patches}×${b.dim})`, data);
 }
 
@@ -297,4 +298,3 @@ function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: numbe
   };
 }
 
-export { assertSameEncoder };
