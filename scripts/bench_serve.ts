@@ -77,8 +77,7 @@ const mib = (bytes: number): number => Math.round(bytes / 1024 / 1024);
 /** The naïve loop: every new token re-runs the whole decoder over all tokens so far (no cache). */
 function naiveGreedy(model: AutoUiModel, codec: ActionCodec, constraint: TargetConstraint, ids: number[][], screen: tf.Tensor3D): number[][] {
   const { inputIds, inputMask } = inputBatch(ids, codec.tokenizer.padId);
-  const { fused, gate } = model.encodeWithGate(inputIds, inputMask, screen);
-  gate.dispose();
+  const fused = model.encode(inputIds, inputMask, screen);
   const B = ids.length;
   const V = constraint.vocabSize;
   let states = ids.map(() => constraint.initial());

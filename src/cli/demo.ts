@@ -21,6 +21,7 @@ export interface DemoOptions {
   maxSteps?: number;
   coordBins: number;
   dropout?: number;
+  groundWeight: number;
   json?: boolean;
 }
 
@@ -82,6 +83,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     lr: o.lr,
     seed: o.seed,
     maxSteps: o.maxSteps,
+    groundWeight: o.groundWeight,
     resume: true,
     // The synthetic GoogleApps subset is no larger than the others, so Auto-UI's 10% sampling would only starve it.
     subsetFraction: {},
@@ -109,6 +111,7 @@ export function registerDemo(program: Command): void {
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), 0)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
     .option('--dropout <p>', 'dropout rate (the demo trains without: see README, Results)', floatOption('--dropout'), 0)
+    .option('--ground-weight <w>', 'weight of the grounding loss on the screen attention (0 = the paper’s loss alone)', floatOption('--ground-weight'), DEFAULT_TRAIN.groundWeight)
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoOptions) => {
       const r = await runDemo(o);

@@ -16,6 +16,7 @@ export interface TrainCliOptions {
   warmupRatio: number;
   weightDecay: number;
   clipNorm: number;
+  groundWeight: number;
   maxSteps?: number;
   seed: number;
   resume?: boolean;
@@ -43,6 +44,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     warmupRatio: o.warmupRatio,
     weightDecay: o.weightDecay,
     clipNorm: o.clipNorm,
+    groundWeight: o.groundWeight,
     maxSteps: o.maxSteps,
     seed: o.seed,
     resume: o.resume ?? false,
@@ -67,6 +69,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--warmup-ratio <r>', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio'), d.warmupRatio)
     .option('--weight-decay <w>', 'decoupled weight decay', floatOption('--weight-decay'), d.weightDecay)
     .option('--clip-norm <c>', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm'), d.clipNorm)
+    .option('--ground-weight <w>', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone; README, Results)', floatOption('--ground-weight'), d.groundWeight)
     .option('--max-steps <n>', 'stop after this many optimiser steps in total', intOption('--max-steps', 1))
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')

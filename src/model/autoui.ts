@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { validateConfig, type ModelConfig } from './config.js';
-import { fuseScreen, type FusionWeights } from './fusion.js';
+import { fuseScreen, type Fusion, type FusionWeights } from './fusion.js';
+import { groundingLoss } from './grounding.js';
 import { tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
@@ -22,6 +23,8 @@ export interface AutoUiBatch {
   screenMask?: tf.Tensor2D;
   /** [B, T] int32 target ids; IGNORE_INDEX (-100) where no loss is wanted. */
   labels: tf.Tensor2D;
+  /** [B, P] float32 1 on the patches around a gold tap (see grounding.ts); omitted = no grounding loss. */
+  groundTargets?: tf.Tensor2D;
 }
 
 /** Auto-UI: T5 encoder → screen interaction + gated fusion → T5 decoder (paper §3). */
@@ -60,13 +63,13 @@ export class AutoUiModel {
 
   /** Language encoder + screen interaction + gated fusion: H_fuse [B, L, d]. */
   encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): tf.Tensor3D {
-    const { fused, gate } = this.encodeWithGate(inputIds, inputMask, screen, screenMask, training);
-    gate.dispose();
+    const { fused, gate, attention } = this.encodeFull(inputIds, inputMask, screen, screenMask, training);
+    tf.dispose([gate, attention]);
     return fused;
   }
 
-  /** As encode, also returning the fusion gate λ [B, L, d]. */
-  encodeWithGate(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): { fused: tf.Tensor3D; gate: tf.Tensor3D } {
+  /** As encode, also returning the fusion gate λ [B, L, d] and the screen attention [B, L, P]. */
+  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): Fusion {
     this.checkEncoderInputs(inputIds, inputMask, screen, screenMask);
     return tf.tidy(() => {
       const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
@@ -95,20 +98,25 @@ export class AutoUiModel {
     });
   }
 
-  /** Mean token cross-entropy over labels != -100 (0 when no label counts). */
-  loss(batch: AutoUiBatch, training = false): tf.Scalar {
+  /**
+   * Mean token cross-entropy over labels != -100 (0 when no label counts), plus
+   * groundWeight · L_gnd when the batch has groundTargets.
+   */
+  loss(batch: AutoUiBatch, training = false, groundWeight = 0): tf.Scalar {
     const { labels } = batch;
     if (labels.rank !== 2 || labels.shape[0] !== batch.inputIds.shape[0]) {
       throw new InputError(`labels must be [B=${batch.inputIds.shape[0]}, T], got [${labels.shape.join(', ')}]`, 'loss');
     }
     return tf.tidy(() => {
-      const hFuse = this.encode(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
+      const { fused: hFuse, attention } = this.encodeFull(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
       const logits = this.decode(hFuse, batch.inputMask, this.shiftRight(labels), training);
       const [b, t, v] = logits.shape;
       const flatLabels = tf.reshape(tf.cast(labels, 'int32'), [b * t]) as tf.Tensor1D;
       const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), flatLabels, IGNORE_INDEX);
       const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
-      return tf.div(tf.sum(perToken), count) as tf.Scalar;
+      const tokenLoss = tf.div(tf.sum(perToken), count) as tf.Scalar;
+      if (!batch.groundTargets || groundWeight === 0) return tokenLoss;
+      return tf.add(tokenLoss, tf.mul(groundWeight, groundingLoss(attention, batch.inputMask, batch.groundTargets))) as tf.Scalar;
     });
   }
 

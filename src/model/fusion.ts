@@ -25,15 +25,17 @@ export function projectScreen(screen: tf.Tensor3D, weight: tf.Tensor2D, bias: tf
   return dense(screen, weight, bias);
 }
 
-/**
- * H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d]. Padded screen patches
- * (screenMask 0) get no weight.
- */
-export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
+/** softmax(H_language H'_screenᵀ / √d), [B, L, P]: where each language token looks. Padded patches get no weight. */
+export function screenAttentionWeights(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
   const d = language.shape[2];
   let scores = tf.mul(tf.matMul(language, screen, false, true), 1 / Math.sqrt(d)) as tf.Tensor3D;
   if (screenMask) scores = tf.add(scores, tf.squeeze(paddingBias(screenMask), [1])) as tf.Tensor3D;
-  return tf.matMul(tf.softmax(scores), screen);
+  return tf.softmax(scores);
+}
+
+/** H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d]. */
+export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
+  return tf.matMul(screenAttentionWeights(language, screen, screenMask), screen);
 }
 
 /**
@@ -49,12 +51,21 @@ export function gatedFusion(language: tf.Tensor3D, attended: tf.Tensor3D, gate: 
   return tf.add(language, tf.mul(gate, tf.sub(attended, language)));
 }
 
-/** Full fusion module: H_fuse [B, L, d] (and λ for inspection). */
-export function fuseScreen(
-  language: tf.Tensor3D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights,
-): { fused: tf.Tensor3D; gate: tf.Tensor3D } {
+// A type alias, not an interface, so tf.tidy accepts it as a TensorContainer.
+export type Fusion = {
+  /** H_fuse [B, L, d]. */
+  fused: tf.Tensor3D;
+  /** λ [B, L, d]. */
+  gate: tf.Tensor3D;
+  /** The screen attention weights [B, L, P] (for grounding supervision and inspection). */
+  attention: tf.Tensor3D;
+};
+
+/** Full fusion module: H_fuse, with λ and the attention weights. */
+export function fuseScreen(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights): Fusion {
   const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
-  const attended = screenAttention(language, projected, screenMask);
+  const attention = screenAttentionWeights(language, projected, screenMask);
+  const attended = tf.matMul(attention, projected) as tf.Tensor3D;
   const gate = fusionGate(language, attended, w);
-  return { fused: gatedFusion(language, attended, gate), gate };
+  return { fused: gatedFusion(language, attended, gate), gate, attention };
 }

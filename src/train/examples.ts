@@ -2,6 +2,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import { actionAt, type ShardTable } from '../data/shards.js';
 import { historyOf, normalizeAction, planOf } from '../data/normalize.js';
 import type { ActionCodec } from '../model/codec.js';
+import { groundingPatches } from '../model/grounding.js';
+import { isTap } from '../eval/action_matching.js';
+import { ActionType } from '../data/types.js';
 
 /** One split, tokenised: inputs and chain-of-action targets per row of the shard table. */
 export interface EncodedSplit {
@@ -29,6 +32,8 @@ export interface Batch {
   screen: tf.Tensor3D;
   /** Target ids, −100 where padded (ignored by the loss). */
   labels: tf.Tensor2D;
+  /** [B, P] patches around each gold tap (grounding.ts); only when asked for and the encoder has a grid. */
+  groundTargets?: tf.Tensor2D;
 }
 
 /** Pads a list of id sequences to one length; `fill` marks padding. */
@@ -55,8 +60,23 @@ export function inputBatch(inputs: readonly number[][], padId: number): { inputI
   return { inputIds: tf.tensor2d(ids, [inputs.length, len], 'int32'), inputMask: tf.tensor2d(mask, [inputs.length, len], 'int32') };
 }
 
-export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: number): Batch {
+/** [B, P] grounding targets: 1 on the patches around the gold tap, rows of other actions all 0. */
+export function groundTargetBatch(table: ShardTable, rows: readonly number[], grid: readonly [number, number]): tf.Tensor2D {
+  const P = grid[0] * grid[1];
+  const data = new Float32Array(rows.length * P);
+  rows.forEach((r, b) => {
+    const a = actionAt(table, r);
+    if (a.action_type !== ActionType.DUAL_POINT || !isTap(a.touch_yx, a.lift_yx)) return;
+    for (const p of groundingPatches(a.touch_yx, grid)) data[b * P + p] = 1;
+  });
+  return tf.tensor2d(data, [rows.length, P]);
+}
+
+/** One training batch; `grounding` adds the tap targets of the grounding loss. */
+export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: number, grounding = false): Batch {
+  const grid = split.table.encoder.grid;
   return {
+    ...(grounding && grid ? { groundTargets: groundTargetBatch(split.table, rows, grid) } : {}),
     ...inputBatch(rows.map((r) => split.inputs[r]!), padId),
     screen: screenBatch(split.table, rows),
     labels: (() => {
@@ -68,5 +88,5 @@ export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: n
 }
 
 export function disposeBatch(b: Batch): void {
-  tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels]);
+  tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels, ...(b.groundTargets ? [b.groundTargets] : [])]);
 }

@@ -50,6 +50,8 @@ export interface TrainOptions {
   warmupRatio: number;
   weightDecay: number;
   clipNorm: number;
+  /** Weight of the grounding loss on the screen attention at tap steps (model/grounding.ts); 0 = the paper's loss alone. */
+  groundWeight: number;
   maxSteps?: number;
   seed: number;
   resume: boolean;
@@ -74,6 +76,7 @@ export const DEFAULT_TRAIN: Omit<TrainOptions, 'data' | 'out'> = {
   warmupRatio: 0.05,
   weightDecay: DEFAULT_ADAMW.weightDecay,
   clipNorm: DEFAULT_ADAMW.clipNorm,
+  groundWeight: 1,
   seed: 42,
   resume: false,
   subsetFraction: { google_apps: 0.1 },
@@ -194,10 +197,10 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
           return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
         }
         const rows = batches[state.batch]!;
-        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId);
+        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId, opts.groundWeight > 0);
         // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
         model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-        const { value, grads } = tf.variableGrads(() => model.loss(batch, true), [...weights.values()]);
+        const { value, grads } = tf.variableGrads(() => model.loss(batch, true, opts.groundWeight), [...weights.values()]);
         disposeBatch(batch);
         const loss = value.dataSync()[0]!;
         value.dispose();
@@ -290,6 +293,7 @@ function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: numbe
     warmupRatio: opts.warmupRatio,
     weightDecay: opts.weightDecay,
     clipNorm: opts.clipNorm,
+    groundWeight: opts.groundWeight,
     seed: opts.seed,
     subsetFraction: opts.subsetFraction,
     trainRows: t.rows,
