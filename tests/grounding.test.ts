@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
 import type { YX } from '../src/data/types.js';
+import type { ShardTable } from '../src/data/shards.js';
 import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
+import { groundTargetBatch } from '../src/train/examples.js';
 import '../src/model/register_gradients.js';
 
 beforeAll(async () => {
@@ -63,5 +65,23 @@ describe('groundingLoss', () => {
       expect(row[2]).toBeLessThan(0); // descending the gradient raises the target logit
       [0, 1, 3].forEach((p) => expect(row[p]).toBeGreaterThan(0));
     }
+  });
+});
+
+describe('groundTargetBatch', () => {
+  it('marks the patches around gold taps and leaves swipes and other actions without a target', () => {
+    // Only the action columns are read: a tap, a swipe, a TYPE step.
+    const table = {
+      actionType: Int32Array.from([4, 4, 3]),
+      touchYX: Float32Array.from([0.375, 0.25, 0.8, 0.5, -1, -1]),
+      liftYX: Float32Array.from([0.375, 0.25, 0.2, 0.5, -1, -1]),
+      typedText: ['', '', 'hello'],
+    } as unknown as ShardTable;
+    const t = groundTargetBatch(table, [2, 0, 1], [4, 2]).arraySync();
+    expect(t).toEqual([
+      [0, 0, 0, 0, 0, 0, 0, 0],
+      [1, 0, 1, 1, 1, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0, 0],
+    ]);
   });
 });

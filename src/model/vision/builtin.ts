@@ -11,9 +11,9 @@ import type { EncoderInfo, VisionEncoder } from './encoder.js';
  *
  * Pipeline: resize any screen to 64×128 (W×H) RGB with libvips (sharp), split it into 8×8-pixel
  * patches (8 cols × 16 rows = 128 patches, row-major, top-left first) and describe each patch
- * with 64 numbers of roughly unit scale. Every number depends only on the pixels of its own
- * patch (plus the resize kernel's footprint), so a change on screen changes only the patches
- * under it. No random projection: the model's trainable projection W is linear anyway, so a
+ * with 216 numbers of roughly unit scale. Every number depends only on the pixels of its own
+ * patch (the colour pairs: of a window reaching half a patch further; plus the resize kernel's
+ * footprint), so a change on screen changes only the patches at or next to it. No random projection: the model's trainable projection W is linear anyway, so a
  * fixed linear mix would add nothing it cannot learn.
  */
 
@@ -46,12 +46,19 @@ export const BUILTIN_LAYOUT = {
    *  separable (opponent chroma alone mixes e.g. teal with green), so a single attention query
    *  can pick an icon by its colour. */
   palette: [64, 80],
+  /** Colour pairs: how often palette colour a sits next to colour b, over a 16×16-pixel window
+   *  centred on the patch (the patch and half of each neighbour), as the 136 unordered pairs
+   *  (a ≤ b). An app icon is a glyph of one colour on a disc of another; a linear score over these
+   *  fires on that pair wherever the icon sits relative to the patch grid, where per-patch colour
+   *  sums split it across up to four patches. scripts/attention_probe.py (one linear attention,
+   *  6,511 demo-set taps): held-out tap matching 74.3 % without them (builtin-v2), 78.9 % with. */
+  pairs: [80, 216],
 } as const;
 
 export const BUILTIN_INFO: EncoderInfo = Object.freeze({
-  id: 'builtin-v2',
+  id: 'builtin-v3',
   patches: ROWS * COLS,
-  dim: BUILTIN_LAYOUT.palette[1],
+  dim: BUILTIN_LAYOUT.pairs[1],
   grid: [ROWS, COLS] as [number, number],
   pooled: false,
 });
@@ -101,6 +108,17 @@ const PALETTE: readonly (readonly [number, number, number])[] = [
 /** Width of the soft assignment: neighbouring palette colours share a pixel they both resemble. */
 const PALETTE_SIGMA = 0.15;
 const PALETTE_GAIN = 2;
+const K = PALETTE.length;
+/** Pixel distance of a colour pair (right and below), in 64×128 pixels: neighbours (in the probe 1 px beat 2 px: 79 % vs 78 %). */
+const PAIR_STEP = 1;
+/** Pair statistics are summed over 4×4-pixel blocks first, so each window is 16 block sums. */
+const BLOCK = 4;
+const BLOCK_ROWS = BUILTIN_HEIGHT / BLOCK;
+const BLOCK_COLS = BUILTIN_WIDTH / BLOCK;
+/** Memberships below this are dropped from the pair counts (they would only add noise and time). */
+const PAIR_MIN_WEIGHT = 0.02;
+const PAIRS_PER_PIXEL = 4;
+const PAIR_GAIN = 2;
 
 // Scratch planes reused across calls: the feature pass is synchronous, so no call can interleave.
 const lumaPlane = new Float32Array(PIXELS);
@@ -113,6 +131,14 @@ const o1Sum = new Float64Array(4);
 const o2Sum = new Float64Array(4);
 const edgeSum = new Float64Array(16); // [quadrant * 4 + orientation]
 const edgeCount = new Float64Array(16);
+/** Each pixel's strongest palette memberships (≤ PAIRS_PER_PIXEL): colour index and weight. */
+const sparseColour = new Uint8Array(PIXELS * PAIRS_PER_PIXEL);
+const sparseWeight = new Float32Array(PIXELS * PAIRS_PER_PIXEL);
+const sparseCount = new Uint8Array(PIXELS);
+/** Ordered colour-pair sums per 4×4 block, [block * K² + a * K + b], and pixels counted per block. */
+const blockPairs = new Float64Array(BLOCK_ROWS * BLOCK_COLS * K * K);
+const blockPixels = new Float64Array(BLOCK_ROWS * BLOCK_COLS);
+const windowPairs = new Float64Array(K * K);
 
 /**
  * Features of one already-resized 64×128 image (uint8, `channels` interleaved; 1–2 channels are
@@ -123,11 +149,14 @@ export function builtinFeatures(pixels: Uint8Array, channels: number): Float32Ar
     throw new Error(`builtinFeatures: expected ${PIXELS}×${channels} bytes, got ${pixels.length}`);
   }
   toOpponent(pixels, channels);
+  sparsifyPalette();
+  accumulateBlockPairs();
   const out = new Float32Array(ROWS * COLS * DIM);
   for (let pr = 0; pr < ROWS; pr++) {
     for (let pc = 0; pc < COLS; pc++) {
       const p = pr * COLS + pc;
       patchFeatures(pr * BUILTIN_PATCH, pc * BUILTIN_PATCH, out, p * DIM);
+      windowPairFeatures(pr, pc, out, p * DIM + BUILTIN_LAYOUT.pairs[0]);
       const [ps, pe] = BUILTIN_LAYOUT.position;
       out.set(POSITION_TABLE.subarray(p * (pe - ps), (p + 1) * (pe - ps)), p * DIM + ps);
     }
@@ -171,6 +200,81 @@ function paletteOf(r: number, g: number, b: number, i: number): void {
   // A colour far from every entry still counts as one pixel, spread over its nearest ones.
   const inv = total > 1e-12 ? 1 / total : 0;
   for (let k = 0; k < PALETTE.length; k++) palettePlane[o + k]! *= inv;
+}
+
+/** Keeps each pixel's few strongest palette memberships, for the pair counts. */
+function sparsifyPalette(): void {
+  for (let i = 0; i < PIXELS; i++) {
+    let n = 0;
+    const o = i * PAIRS_PER_PIXEL;
+    for (let k = 0; k < K; k++) {
+      const w = palettePlane[i * K + k]!;
+      if (w < PAIR_MIN_WEIGHT) continue;
+      // Insertion into a short list sorted by weight, dropping the weakest when full.
+      let j = Math.min(n, PAIRS_PER_PIXEL - 1);
+      if (n === PAIRS_PER_PIXEL && w <= sparseWeight[o + j]!) continue;
+      while (j > 0 && sparseWeight[o + j - 1]! < w) {
+        sparseWeight[o + j] = sparseWeight[o + j - 1]!;
+        sparseColour[o + j] = sparseColour[o + j - 1]!;
+        j--;
+      }
+      sparseWeight[o + j] = w;
+      sparseColour[o + j] = k;
+      if (n < PAIRS_PER_PIXEL) n++;
+    }
+    sparseCount[i] = n;
+  }
+}
+
+/** Sums w_a(p)·w_b(q) over each block's pixels p, for q = PAIR_STEP pixels right of p and below p. */
+function accumulateBlockPairs(): void {
+  blockPairs.fill(0);
+  blockPixels.fill(0);
+  const W = BUILTIN_WIDTH;
+  for (let y = 0; y < BUILTIN_HEIGHT; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      const block = ((y / BLOCK) | 0) * BLOCK_COLS + ((x / BLOCK) | 0);
+      blockPixels[block]++;
+      const base = block * K * K;
+      if (x + PAIR_STEP < W) addPairs(i, i + PAIR_STEP, base);
+      if (y + PAIR_STEP < BUILTIN_HEIGHT) addPairs(i, i + PAIR_STEP * W, base);
+    }
+  }
+}
+
+function addPairs(p: number, q: number, base: number): void {
+  const po = p * PAIRS_PER_PIXEL;
+  const qo = q * PAIRS_PER_PIXEL;
+  for (let s = 0; s < sparseCount[p]!; s++) {
+    const row = base + sparseColour[po + s]! * K;
+    const wp = sparseWeight[po + s]!;
+    for (let t = 0; t < sparseCount[q]!; t++) blockPairs[row + sparseColour[qo + t]!] += wp * sparseWeight[qo + t]!;
+  }
+}
+
+/** The unordered colour-pair features of the 16×16-pixel window centred on patch (pr, pc), clipped at the screen edge. */
+function windowPairFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
+  const per = BUILTIN_PATCH / BLOCK; // blocks per patch side
+  windowPairs.fill(0);
+  let pixels = 0;
+  for (let br = Math.max(0, pr * per - per / 2); br < Math.min(BLOCK_ROWS, (pr + 1) * per + per / 2); br++) {
+    for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(BLOCK_COLS, (pc + 1) * per + per / 2); bc++) {
+      const b = br * BLOCK_COLS + bc;
+      pixels += blockPixels[b]!;
+      const base = b * K * K;
+      for (let k = 0; k < K * K; k++) windowPairs[k] += blockPairs[base + k]!;
+    }
+  }
+  const inv = 1 / pixels;
+  let k = 0;
+  for (let a = 0; a < K; a++) {
+    for (let b = a; b < K; b++) {
+      // sqrt, as for edges: rare pairs (a glyph's rim) register next to the background's own pair.
+      const count = a === b ? windowPairs[a * K + a]! : windowPairs[a * K + b]! + windowPairs[b * K + a]!;
+      out[o + k++] = PAIR_GAIN * Math.sqrt(count * inv);
+    }
+  }
 }
 
 /** Writes the appearance features (everything but position) of the patch at (y0, x0). */
@@ -250,7 +354,6 @@ function patchFeatures(y0: number, x0: number, out: Float32Array, o: number): vo
   out[o + s + 2] = EDGE_GAIN * Math.sqrt(chromaEdge / chromaEdgeN);
   out[o + s + 3] = 2 * (lMax - lMin);
   const pal = BUILTIN_LAYOUT.palette[0];
-  const K = PALETTE.length;
   for (let k = 0; k < K; k++) out[o + pal + k] = 0;
   for (let dy = 0; dy < P; dy++) {
     for (let dx = 0; dx < P; dx++) {
