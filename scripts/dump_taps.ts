@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expandInputs, readAitwSteps } from '../src/data/aitw.js';
 import { loadSplits, splitOf } from '../src/data/splits.js';
 import { SUBSETS } from '../src/data/types.js';
-import { isTap } from '../src/eval/action_matching.js';
+import { isTapAction } from '../src/eval/action_matching.js';
 import { BuiltinEncoder } from '../src/model/vision/index.js';
 
 const [root, out] = process.argv.slice(2);
@@ -23,7 +23,7 @@ for (const subset of SUBSETS) {
   const split = splitOf(await loadSplits(join(root, subset, 'split.json')));
   for await (const st of readAitwSteps(await expandInputs([join(root, subset)]))) {
     const a = st.action;
-    if (a.action_type !== 4 || !isTap(a.touch_yx, a.lift_yx)) continue;
+    if (!isTapAction(a)) continue;
     const [f] = await encoder.encode([st.image]);
     writeSync(fd, new Uint8Array(f!.buffer, f!.byteOffset, f!.byteLength));
     meta.push({ subset, split: split(st.episodeId), goal: st.goal, step: st.stepId, yx: a.touch_yx, boxes: st.annotations.positions });

@@ -49,6 +49,11 @@ export function isTap(touch: YX, lift: YX): boolean {
   return distanceF32(touch, lift) <= SWIPE_THRESHOLD_F32;
 }
 
+/** True for a DUAL_POINT action that is a tap (not a scroll). */
+export function isTapAction(a: AitwAction): boolean {
+  return a.action_type === ActionType.DUAL_POINT && isTap(a.touch_yx, a.lift_yx);
+}
+
 /**
  * The main axis of a gesture, 0 = y, 1 = x: argmax(|Δy|, |Δx|) in float32 with the first index
  * winning ties (and NaN counting as the maximum, as numpy's argmax does).

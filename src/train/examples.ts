@@ -3,8 +3,7 @@ import { actionAt, type ShardTable } from '../data/shards.js';
 import { historyOf, normalizeAction, planOf } from '../data/normalize.js';
 import type { ActionCodec } from '../model/codec.js';
 import { groundingPatches } from '../model/grounding.js';
-import { isTap } from '../eval/action_matching.js';
-import { ActionType } from '../data/types.js';
+import { isTapAction } from '../eval/action_matching.js';
 
 /** One split, tokenised: inputs and chain-of-action targets per row of the shard table. */
 export interface EncodedSplit {
@@ -66,7 +65,7 @@ export function groundTargetBatch(table: ShardTable, rows: readonly number[], gr
   const data = new Float32Array(rows.length * P);
   rows.forEach((r, b) => {
     const a = actionAt(table, r);
-    if (a.action_type !== ActionType.DUAL_POINT || !isTap(a.touch_yx, a.lift_yx)) return;
+    if (!isTapAction(a)) return;
     for (const p of groundingPatches(a.touch_yx, grid)) data[b * P + p] = 1;
   });
   return tf.tensor2d(data, [rows.length, P]);

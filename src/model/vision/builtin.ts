@@ -135,9 +135,8 @@ const edgeCount = new Float64Array(16);
 const sparseColour = new Uint8Array(PIXELS * PAIRS_PER_PIXEL);
 const sparseWeight = new Float32Array(PIXELS * PAIRS_PER_PIXEL);
 const sparseCount = new Uint8Array(PIXELS);
-/** Ordered colour-pair sums per 4×4 block, [block * K² + a * K + b], and pixels counted per block. */
+/** Ordered colour-pair sums per 4×4 block, [block * K² + a * K + b]. */
 const blockPairs = new Float64Array(BLOCK_ROWS * BLOCK_COLS * K * K);
-const blockPixels = new Float64Array(BLOCK_ROWS * BLOCK_COLS);
 const windowPairs = new Float64Array(K * K);
 
 /**
@@ -229,14 +228,11 @@ function sparsifyPalette(): void {
 /** Sums w_a(p)·w_b(q) over each block's pixels p, for q = PAIR_STEP pixels right of p and below p. */
 function accumulateBlockPairs(): void {
   blockPairs.fill(0);
-  blockPixels.fill(0);
   const W = BUILTIN_WIDTH;
   for (let y = 0; y < BUILTIN_HEIGHT; y++) {
     for (let x = 0; x < W; x++) {
       const i = y * W + x;
-      const block = ((y / BLOCK) | 0) * BLOCK_COLS + ((x / BLOCK) | 0);
-      blockPixels[block]++;
-      const base = block * K * K;
+      const base = (((y / BLOCK) | 0) * BLOCK_COLS + ((x / BLOCK) | 0)) * K * K;
       if (x + PAIR_STEP < W) addPairs(i, i + PAIR_STEP, base);
       if (y + PAIR_STEP < BUILTIN_HEIGHT) addPairs(i, i + PAIR_STEP * W, base);
     }
@@ -257,16 +253,15 @@ function addPairs(p: number, q: number, base: number): void {
 function windowPairFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
   const per = BUILTIN_PATCH / BLOCK; // blocks per patch side
   windowPairs.fill(0);
-  let pixels = 0;
+  let blocks = 0;
   for (let br = Math.max(0, pr * per - per / 2); br < Math.min(BLOCK_ROWS, (pr + 1) * per + per / 2); br++) {
     for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(BLOCK_COLS, (pc + 1) * per + per / 2); bc++) {
-      const b = br * BLOCK_COLS + bc;
-      pixels += blockPixels[b]!;
-      const base = b * K * K;
+      blocks++;
+      const base = (br * BLOCK_COLS + bc) * K * K;
       for (let k = 0; k < K * K; k++) windowPairs[k] += blockPairs[base + k]!;
     }
   }
-  const inv = 1 / pixels;
+  const inv = 1 / (blocks * BLOCK * BLOCK); // per pixel of the window
   let k = 0;
   for (let a = 0; a < K; a++) {
     for (let b = a; b < K; b++) {
