@@ -56,10 +56,10 @@ function patchRow(f: Float32Array, p: number): Float32Array {
 }
 
 describe('builtin encoder', () => {
-  it('reports a 16×8 grid of 216-d patches', () => {
-    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v3', patches: 128, dim: 216, grid: [16, 8], pooled: false });
+  it('reports a 16×8 grid of 248-d patches', () => {
+    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v4', patches: 128, dim: 248, grid: [16, 8], pooled: false });
     expect(rows * cols).toBe(patches);
-    expect(BUILTIN_LAYOUT.pairs[1]).toBe(dim);
+    expect(BUILTIN_LAYOUT.row[1]).toBe(dim);
   });
 
   it('gives one patches×dim vector per image, finite and roughly unit-scale', async () => {
@@ -86,7 +86,7 @@ describe('builtin encoder', () => {
     expect(Buffer.from(b[1]!.buffer).equals(Buffer.from(a[0]!.buffer))).toBe(true);
   });
 
-  it('changing one icon colour changes only the patches at or next to the icon', async () => {
+  it('changing one icon colour changes only the patches at or next to the icon (and its rows’ context)', async () => {
     const [red, blue] = await new BuiltinEncoder().encode([screen([220, 40, 40]), screen([40, 90, 220])]);
     // Icon box in 160×320 pixels, mapped to the 64×128 grid, widened by the resize kernel's reach (2 px).
     const sx = BUILTIN_WIDTH / 160;
@@ -94,14 +94,20 @@ describe('builtin encoder', () => {
     // The colour pairs see a window reaching half a patch beyond their own.
     const margin = 2 + BUILTIN_PATCH / 2;
     const box = { x0: 20 * sx - margin, x1: 44 * sx + margin, y0: 40 * sy - margin, y1: 64 * sy + margin };
+    const [r0, r1] = BUILTIN_LAYOUT.row;
     const changed: number[] = [];
     for (let p = 0; p < patches; p++) {
-      const same = patchRow(red!, p).every((v, k) => v === patchRow(blue!, p)[k]);
+      const local = (f: Float32Array) => Array.from(patchRow(f, p)).filter((_, k) => k < r0 || k >= r1);
+      const same = local(red!).every((v, k) => v === local(blue!)[k]);
       if (!same) changed.push(p);
       const r = Math.floor(p / cols), c = p % cols;
       const px0 = c * BUILTIN_PATCH, py0 = r * BUILTIN_PATCH;
       const overlaps = px0 < box.x1 && px0 + BUILTIN_PATCH > box.x0 && py0 < box.y1 && py0 + BUILTIN_PATCH > box.y0;
       if (!overlaps) expect(same, `patch ${p} (row ${r}, col ${c}) is far from the icon`).toBe(true);
+      // The row context changes across the icon's rows, and only there.
+      const rowSame = Array.from(patchRow(red!, p).subarray(r0, r1)).every((v, k) => v === patchRow(blue!, p)[r0 + k]);
+      const iconRow = py0 < box.y1 && py0 + BUILTIN_PATCH > box.y0;
+      if (!iconRow) expect(rowSame, `row context of patch ${p} (row ${r}) is outside the icon's rows`).toBe(true);
     }
     // The patch holding the icon's centre (32, 52) px must tell the colours apart, in its chroma features.
     const centre = Math.floor((52 * sy) / BUILTIN_PATCH) * cols + Math.floor((32 * sx) / BUILTIN_PATCH);
@@ -130,6 +136,26 @@ describe('builtin encoder', () => {
     expect(best(centred!)).toBeGreaterThan(0.2);
     expect(best(straddling!) / best(centred!)).toBeGreaterThan(0.7);
     expect(best(none!)).toBeLessThan(0.05);
+  });
+
+  it('row context: every patch of a row carries the colour of a switch at the row’s far end', async () => {
+    const settingsRow = (switchColour: RGB) => {
+      const img = blank(160, 320, [245, 245, 245]);
+      fillCircle(img, 14, 150, 8, [30, 136, 229]);
+      fakeText(img, 30, 146, 60);
+      fillRect(img, 128, 145, 22, 11, switchColour);
+      return img;
+    };
+    const [on, off] = await new BuiltinEncoder().encode([settingsRow([26, 115, 232]), settingsRow([189, 193, 198])]);
+    const [r0, r1] = BUILTIN_LAYOUT.row;
+    const row = Math.floor((150 * BUILTIN_HEIGHT) / 320 / BUILTIN_PATCH);
+    const context = (f: Float32Array, c: number) => Array.from(patchRow(f, row * cols + c).subarray(r0, r1));
+    for (let c = 1; c < cols; c++) expect(context(on!, c)).toEqual(context(on!, 0));
+    // The icon's own patch (column 0) does not see the switch 6 patches away, but its row context does.
+    const distance = context(on!, 0).reduce((s, v, k) => s + Math.abs(v - context(off!, 0)[k]!), 0);
+    expect(distance).toBeGreaterThan(0.05);
+    const [q0, q1] = BUILTIN_LAYOUT.palette;
+    expect(Array.from(patchRow(on!, row * cols).subarray(q0, q1))).toEqual(Array.from(patchRow(off!, row * cols).subarray(q0, q1)));
   });
 
   it('tells text-like texture from flat background and a glyph from a plain square', async () => {
@@ -179,7 +205,7 @@ describe('builtin encoder', () => {
 describe('loadEncoder', () => {
   it("loads 'builtin'", async () => {
     const enc = await loadEncoder('builtin');
-    expect(enc.info.id).toBe('builtin-v3');
+    expect(enc.info.id).toBe(BUILTIN_INFO.id);
   });
   it('names a missing clip/siglip folder, and rejects unknown specs', async () => {
     await expect(loadEncoder('clip:/models/clip')).rejects.toThrow(/no such folder/);

@@ -108,6 +108,37 @@ describe('synthetic episodes (oracle traces)', () => {
     }
   });
 
+  it('the demonstrator’s choice of route is read off the goal’s wording, never drawn unseen', () => {
+    const taps = (t: EpisodeTrace) => t.steps.flatMap((s) => (s.event?.kind === 'tap' ? [s.event.target] : []));
+    const typed = (t: EpisodeTrace) => t.steps.flatMap((s) => (s.event?.kind === 'type' ? [s.event.text] : []));
+    const seen = { widget: 0, google: 0, chrome: 0, page: 0, direct: 0, tile: 0, typedUrl: 0, product: 0, add: 0 };
+    for (const t of traces.get('general')!) {
+      // Web searches type a question; site tasks type (or tap) a domain.
+      if (typed(t).some((q) => !q.endsWith('.com'))) {
+        const entry = taps(t).find((x) => x === 'home_search' || x === 'app:google' || x === 'app:chrome');
+        const route = /chrome|browser/i.test(t.goal) ? 'app:chrome' : /google/i.test(t.goal) ? 'app:google' : 'home_search';
+        expect(entry, t.goal).toBe(route);
+        seen[route === 'app:chrome' ? 'chrome' : route === 'app:google' ? 'google' : 'widget']++;
+      } else if (/\.com/.test(t.goal)) {
+        const viaTile = taps(t).some((x) => x.startsWith('tile:'));
+        expect(viaTile, t.goal).toBe(/shortcut/.test(t.goal));
+        seen[viaTile ? 'tile' : 'typedUrl']++;
+      }
+    }
+    for (const t of traces.get('install')!.filter((x) => /install/i.test(x.goal))) {
+      const viaPage = taps(t).some((x) => x.startsWith('store_item:'));
+      expect(viaPage, t.goal).toBe(/page/.test(t.goal));
+      seen[viaPage ? 'page' : 'direct']++;
+    }
+    for (const t of traces.get('web_shopping')!.filter((x) => /cart/.test(x.goal))) {
+      const viaPage = taps(t).some((x) => x.startsWith('product:'));
+      expect(viaPage, t.goal).toBe(/open the \w+ (result|product page)/.test(t.goal));
+      seen[viaPage ? 'product' : 'add']++;
+    }
+    // Every route occurs, so the wording really decides between them.
+    for (const [route, n] of Object.entries(seen)) expect(n, route).toBeGreaterThan(0);
+  });
+
   it('single-subset episodes are one-step-ish', () => {
     for (const t of traces.get('single')!) expect(t.steps.length).toBeLessThanOrEqual(3);
   });

@@ -85,7 +85,7 @@ export function activityOf(s: UiState): string {
 }
 
 function startState(task: Task, size: ScreenSize, rng: Rng): UiState {
-  const world = makeWorld(rng.fork('world'), size, { mustInstall: task.mustInstall, mustNotInstall: task.mustNotInstall });
+  const world = makeWorld(rng.fork('world'), size, { mustInstall: task.mustInstall, mustNotInstall: task.mustNotInstall, mustTile: task.mustTile });
   const s = initialState(world, rng.fork('toggles'));
   // AITW episodes often begin inside some app; the oracle then goes home first.
   if (rng.chance(0.2)) {

@@ -35,23 +35,38 @@ const QUESTIONS = [
   'hotels in barcelona',
 ];
 
-/** A web search: the goal and the query the oracle types. */
-export function webSearchGoal(rng: Rng): { goal: string; query: string } {
+/** The three ways into a web search: the home screen's search widget, the Google app, or Chrome. */
+export type SearchRoute = 'widget' | 'google' | 'chrome';
+
+/**
+ * A web search: the goal, the query the oracle types, and the route it takes. The route is read
+ * off the goal's wording ("… in Chrome", "… on google", or neither for the widget), as a
+ * demonstrator following the instruction would: a route drawn independently of the goal would put
+ * a coin flip no input reveals into every search episode's first step.
+ */
+export function webSearchGoal(rng: Rng): { goal: string; query: string; via: SearchRoute } {
+  const via = rng.pick(['widget', 'google', 'chrome'] as const);
   if (rng.chance(0.4)) {
     const city = rng.pick(CITIES);
     const query = `weather in ${city.toLowerCase()}`;
-    const goal = rng.pick([
-      `What's the weather in ${city}?`,
-      `what's the weather like in ${city}?`,
-      `Check the weather in ${city}`,
-      `show me the weather for ${city}`,
-      `How is the weather in ${city}?`,
-    ]);
-    return { goal, query };
+    const goal = rng.pick(
+      {
+        widget: [`What's the weather in ${city}?`, `what's the weather like in ${city}?`, `How is the weather in ${city}?`],
+        google: [`Check the weather in ${city} on google`, `use the Google app to check the weather in ${city}`],
+        chrome: [`show me the weather for ${city} in Chrome`, `check the weather in ${city} using the browser`],
+      }[via],
+    );
+    return { goal, query, via };
   }
   const query = rng.pick(QUESTIONS);
-  const goal = rng.pick([`Search for "${query}"`, `search for ${query} on google`, `${query}?`, `Google "${query}"`, `look up ${query}`]);
-  return { goal, query };
+  const goal = rng.pick(
+    {
+      widget: [`${query}?`, `look up ${query}`, `Search for "${query}"`],
+      google: [`search for ${query} on google`, `Google "${query}"`, `open the Google app and search for ${query}`],
+      chrome: [`search for ${query} in chrome`, `look up ${query} in the browser`, `Open Chrome and search for "${query}"`],
+    }[via],
+  );
+  return { goal, query, via };
 }
 
 export function toggleGoal(rng: Rng, label: string, on: boolean): string {
@@ -61,15 +76,20 @@ export function toggleGoal(rng: Rng, label: string, on: boolean): string {
     : rng.pick([`turn off ${l}`, `Turn ${l} off`, `disable ${l}`, `Switch off ${l}`, `turn ${l} off in settings`]);
 }
 
-export function installGoal(rng: Rng, app: AppInfo): string {
-  return rng.pick([
-    `install ${app.name}`,
-    `Install the ${app.name} app`,
-    `download ${app.name} from the play store`,
-    `Get ${app.name} from the Play Store`,
-    `install ${app.name.toLowerCase()} app`,
-    `Open the play store and install ${app.name}`,
-  ]);
+/** Install goals; `viaPage` ones ask for the app's page first, so the oracle opens it before installing. */
+export function installGoal(rng: Rng, app: AppInfo, viaPage: boolean): string {
+  return rng.pick(
+    viaPage
+      ? [`open the ${app.name} page in the play store and install it`, `Find ${app.name} in the Play Store, open its page and install it`]
+      : [
+          `install ${app.name}`,
+          `Install the ${app.name} app`,
+          `download ${app.name} from the play store`,
+          `Get ${app.name} from the Play Store`,
+          `install ${app.name.toLowerCase()} app`,
+          `Open the play store and install ${app.name}`,
+        ],
+  );
 }
 
 export const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth'];
@@ -101,14 +121,21 @@ export const PRODUCT_QUERIES = [
   'canon eos',
 ];
 
-export function shoppingGoal(rng: Rng, domain: string, query: string, nth: number, viewCart: boolean): string {
+/** Shopping goals; `viaPage` ones ask to open the product first, so the oracle adds it from its page. */
+export function shoppingGoal(rng: Rng, domain: string, query: string, nth: number, viewCart: boolean, viaPage: boolean): string {
   const ord = ORDINALS[nth]!;
-  const base = rng.pick([
-    `Go to ${domain}, search for "${query}", and add the ${ord} result to the cart.`,
-    `Search for '${query}' on ${domain.replace('.com', '')}, select the ${ord} entry, and add it to the cart`,
-    `add the ${ord} result for "${query}" on ${domain} to my cart`,
-    `Open ${domain}, look up ${query} and add the ${ord} item to the cart`,
-  ]);
+  const base = rng.pick(
+    viaPage
+      ? [
+          `Go to ${domain}, search for "${query}", open the ${ord} result and add it to the cart.`,
+          `Search for '${query}' on ${domain.replace('.com', '')}, open the ${ord} product page, and add it to the cart`,
+        ]
+      : [
+          `Go to ${domain}, search for "${query}", and add the ${ord} result to the cart.`,
+          `add the ${ord} result for "${query}" on ${domain} to my cart`,
+          `Open ${domain}, look up ${query} and add the ${ord} item to the cart`,
+        ],
+  );
   return viewCart ? `${base.replace(/\.$/, '')}, then view the cart` : base;
 }
 
@@ -133,6 +160,11 @@ export const APP_QUERIES: Record<string, string[]> = {
   amazon: ['phone case', 'headphones', 'coffee maker', 'backpack'],
 };
 
-export function siteGoal(rng: Rng, domain: string): string {
-  return rng.pick([`go to ${domain}`, `Open ${domain}`, `visit ${domain} in chrome`, `Go to ${domain} in the browser`]);
+/** Site goals; `viaTile` ones name Chrome's shortcut, so the oracle taps the tile instead of typing. */
+export function siteGoal(rng: Rng, domain: string, viaTile: boolean): string {
+  return rng.pick(
+    viaTile
+      ? [`open ${domain} from the chrome shortcuts`, `Go to ${domain} using its shortcut in Chrome`]
+      : [`go to ${domain}`, `Open ${domain}`, `visit ${domain} in chrome`, `Go to ${domain} in the browser`],
+  );
 }

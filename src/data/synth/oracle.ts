@@ -30,6 +30,8 @@ export interface Task {
   /** Apps the world must (not) have installed for this task. */
   mustInstall?: string[];
   mustNotInstall?: string[];
+  /** Site whose shortcut tile Chrome's new-tab page must show. */
+  mustTile?: string;
 }
 
 const tap = (target: string): UiEvent => ({ kind: 'tap', target });
@@ -102,8 +104,7 @@ export const openAppTask =
 
 /** Web search from the home widget, the Google app or Chrome; ends on the results page. */
 export const webSearchTask: Family = (rng, size) => {
-  const { goal, query } = webSearchGoal(rng);
-  const via = rng.pick(['widget', 'google', 'chrome'] as const);
+  const { goal, query, via } = webSearchGoal(rng);
   const results = (s: UiState): boolean => s.screen.kind === 'web_results';
   const start: Stage =
     via === 'widget'
@@ -133,7 +134,7 @@ export const installTask: Family = (rng, size) => {
     act: (s) => (viaPage && s.screen.kind === 'store_results' ? tap(`store_item:${app.id}`) : tap(`install:${app.id}`)),
   };
   return {
-    goal: installGoal(rng, app),
+    goal: installGoal(rng, app, viaPage),
     stages: [navigateTo('playstore', size), fill(app.name, screenIs('store_results', 'store_app')), pick],
     mustNotInstall: [app.id],
   };
@@ -152,15 +153,20 @@ export const appSearchTask: Family = (rng, size) => {
 
 export const siteTask: Family = (rng, size) => {
   const site = rng.pick(SHOP_SITES);
-  return { goal: siteGoal(rng, site.domain), stages: [navigateTo('chrome', size), openSite(site.id, site.domain, rng)] };
+  const viaTile = rng.chance(0.4);
+  return {
+    goal: siteGoal(rng, site.domain, viaTile),
+    stages: [navigateTo('chrome', size), openSite(site.id, site.domain, viaTile)],
+    ...(viaTile ? { mustTile: site.id } : {}),
+  };
 };
 
-function openSite(siteId: string, domain: string, rng: Rng): Stage {
-  const tileIfShown = rng.chance(0.4);
+/** Opens a shop site from Chrome: its new-tab shortcut tile when the goal says so, else by typing the domain. */
+function openSite(siteId: string, domain: string, viaTile: boolean): Stage {
   const typing = fill(domain, () => false);
   return {
     done: (s) => s.screen.kind.startsWith('shop_'),
-    act: (s, els) => (tileIfShown && s.screen.kind === 'browser' && !fieldOf(s.screen)?.focused && has(els, `tile:${siteId}`) ? tap(`tile:${siteId}`) : typing.act(s, els)),
+    act: (s, els) => (viaTile && s.screen.kind === 'browser' && !fieldOf(s.screen)?.focused && has(els, `tile:${siteId}`) ? tap(`tile:${siteId}`) : typing.act(s, els)),
   };
 }
 
@@ -185,12 +191,12 @@ export const shoppingTask: Family = (rng, size) => {
   };
   const stages = [
     navigateTo('chrome', size),
-    openSite(site.id, site.domain, rng),
+    openSite(site.id, site.domain, false),
     fill(query, screenIs('shop_results', 'shop_product', 'shop_cart')),
     add,
   ];
   if (viewCart) stages.push({ done: screenIs('shop_cart'), act: () => tap('cart') });
-  return { goal: shoppingGoal(rng, site.domain, query, nth, viewCart), stages };
+  return { goal: shoppingGoal(rng, site.domain, query, nth, viewCart, viaPage), stages };
 };
 
 /** Which families make up each subset, with weights (shaped after AITW's subsets). */

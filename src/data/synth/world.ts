@@ -117,12 +117,13 @@ function makeTheme(rng: Rng): Theme {
  * A random phone for one episode: theme, clock, which third-party apps are installed, where every
  * app sits on the home screen and in the drawer, and the order of the settings list. Targets thus
  * have no fixed position across episodes.
- * `mustInstall` apps are installed; `mustNotInstall` ones are left for the Play Store.
+ * `mustInstall` apps are installed; `mustNotInstall` ones are left for the Play Store; Chrome shows a
+ * shortcut tile for the `mustTile` site.
  */
 export function makeWorld(
   rng: Rng,
   size: ScreenSize,
-  opts: { mustInstall?: string[]; mustNotInstall?: string[] } = {},
+  opts: { mustInstall?: string[]; mustNotInstall?: string[]; mustTile?: string } = {},
 ): World {
   const theme = makeTheme(rng);
   const hour = rng.int(1, 12);
@@ -160,9 +161,17 @@ export function makeWorld(
     homeSearchAtTop: rng.chance(0.5),
     drawer: rng.shuffle(installed),
     settings,
-    tiles: rng.sample(SHOP_SITES, rng.int(4, 7)).map((s) => s.id),
+    tiles: tilesWith(rng, rng.sample(SHOP_SITES, rng.int(4, 7)).map((s) => s.id), opts.mustTile),
     storeFeatured: rng.sample(STORE_APPS, 8).map((a) => a.id),
   };
+}
+
+/** The sampled shortcut tiles with `must` swapped in at a random place if it is missing. */
+function tilesWith(rng: Rng, tiles: string[], must: string | undefined): string[] {
+  if (must === undefined || tiles.includes(must)) return tiles;
+  const out = [...tiles];
+  out[rng.int(0, out.length - 1)] = must;
+  return out;
 }
 
 /** Apps visible on the home screen (grid and dock). */

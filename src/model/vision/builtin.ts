@@ -11,9 +11,10 @@ import type { EncoderInfo, VisionEncoder } from './encoder.js';
  *
  * Pipeline: resize any screen to 64×128 (W×H) RGB with libvips (sharp), split it into 8×8-pixel
  * patches (8 cols × 16 rows = 128 patches, row-major, top-left first) and describe each patch
- * with 216 numbers of roughly unit scale. Every number depends only on the pixels of its own
- * patch (the colour pairs: of a window reaching half a patch further; plus the resize kernel's
- * footprint), so a change on screen changes only the patches at or next to it. No random projection: the model's trainable projection W is linear anyway, so a
+ * with 248 numbers of roughly unit scale. Every number but the row context depends only on the
+ * pixels of its own patch (the colour pairs: of a window reaching half a patch further; plus the
+ * resize kernel's footprint), so a change on screen changes only the patches at or next to it,
+ * and the row context of its row. No random projection: the model's trainable projection W is linear anyway, so a
  * fixed linear mix would add nothing it cannot learn.
  */
 
@@ -53,12 +54,18 @@ export const BUILTIN_LAYOUT = {
    *  sums split it across up to four patches. scripts/attention_probe.py (one linear attention,
    *  6,511 demo-set taps): held-out tap matching 74.3 % without them (builtin-v2), 78.9 % with. */
   pairs: [80, 216],
+  /** Row context, the one group that looks beyond its window (as a ViT's patch tokens do through
+   *  self-attention): the palette histogram of the patch's whole row, then of the row's last two
+   *  patches, where list rows keep their switches and checkboxes. The attention that finds a
+   *  settings row by its icon then also carries whether that row's switch shows the accent
+   *  colour (on) or grey (off), 6 patches away. */
+  row: [216, 248],
 } as const;
 
 export const BUILTIN_INFO: EncoderInfo = Object.freeze({
-  id: 'builtin-v3',
+  id: 'builtin-v4',
   patches: ROWS * COLS,
-  dim: BUILTIN_LAYOUT.pairs[1],
+  dim: BUILTIN_LAYOUT.row[1],
   grid: [ROWS, COLS] as [number, number],
   pooled: false,
 });
@@ -159,8 +166,32 @@ export function builtinFeatures(pixels: Uint8Array, channels: number): Float32Ar
       const [ps, pe] = BUILTIN_LAYOUT.position;
       out.set(POSITION_TABLE.subarray(p * (pe - ps), (p + 1) * (pe - ps)), p * DIM + ps);
     }
+    rowPaletteFeatures(pr, out);
   }
   return out;
+}
+
+/** Patches at the end of a row that make up its "row end" context. */
+const ROW_END = 2;
+
+/** Writes the row context of patch row `pr` (its mean palette, then its end's) into each of its patches. */
+function rowPaletteFeatures(pr: number, out: Float32Array): void {
+  const [pal] = BUILTIN_LAYOUT.palette;
+  const [row] = BUILTIN_LAYOUT.row;
+  const first = pr * COLS * DIM;
+  for (let k = 0; k < K; k++) {
+    let sum = 0;
+    let end = 0;
+    for (let pc = 0; pc < COLS; pc++) {
+      const v = out[first + pc * DIM + pal + k]!;
+      sum += v;
+      if (pc >= COLS - ROW_END) end += v;
+    }
+    for (let pc = 0; pc < COLS; pc++) {
+      out[first + pc * DIM + row + k] = sum / COLS;
+      out[first + pc * DIM + row + K + k] = end / ROW_END;
+    }
+  }
 }
 
 /** Decorrelated colour space: luminance plus two opponent axes, so colour and shape separate. */
