@@ -102,7 +102,7 @@ describe('fusion', () => {
     const q = tf.tensor3d([[[1, 0], [0, 2]]]); // [1, 2 queries, d=2]
     const k = tf.tensor3d([[[1, 1], [2, 0], [50, 50]]]); // 3 patches; the last is padding
     const mask = tf.tensor2d([[1, 1, 0]], [1, 3], 'int32');
-    const got = screenAttention(q, k, mask).arraySync()[0]!;
+    const got = screenAttention(q, k, mask).attended.arraySync()[0]!;
     const s = Math.SQRT2;
     for (const [qi, row] of [[1, 0], [0, 2]].entries()) {
       const scores = [qi === 0 ? 1 / s : 2 / s, qi === 0 ? 2 / s : 0];

@@ -25,17 +25,16 @@ export function projectScreen(screen: tf.Tensor3D, weight: tf.Tensor2D, bias: tf
   return dense(screen, weight, bias);
 }
 
-/** softmax(H_language H'_screenᵀ / √d), [B, L, P]: where each language token looks. Padded patches get no weight. */
-export function screenAttentionWeights(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
+/**
+ * H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d], with the softmax weights
+ * [B, L, P] (where each language token looks; padded patches get none).
+ */
+export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): { attended: tf.Tensor3D; weights: tf.Tensor3D } {
   const d = language.shape[2];
   let scores = tf.mul(tf.matMul(language, screen, false, true), 1 / Math.sqrt(d)) as tf.Tensor3D;
   if (screenMask) scores = tf.add(scores, tf.squeeze(paddingBias(screenMask), [1])) as tf.Tensor3D;
-  return tf.softmax(scores);
-}
-
-/** H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d]. */
-export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
-  return tf.matMul(screenAttentionWeights(language, screen, screenMask), screen);
+  const weights = tf.softmax(scores);
+  return { attended: tf.matMul(weights, screen), weights };
 }
 
 /**
@@ -64,8 +63,7 @@ export type Fusion = {
 /** Full fusion module: H_fuse, with λ and the attention weights. */
 export function fuseScreen(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights): Fusion {
   const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
-  const attention = screenAttentionWeights(language, projected, screenMask);
-  const attended = tf.matMul(attention, projected) as tf.Tensor3D;
+  const { attended, weights: attention } = screenAttention(language, projected, screenMask);
   const gate = fusionGate(language, attended, w);
   return { fused: gatedFusion(language, attended, gate), gate, attention };
 }
