@@ -56,10 +56,10 @@ function patchRow(f: Float32Array, p: number): Float32Array {
 }
 
 describe('builtin encoder', () => {
-  it('reports a 16×8 grid of 248-d patches', () => {
-    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v4', patches: 128, dim: 248, grid: [16, 8], pooled: false });
+  it('reports a 16×8 grid of 364-d patches', () => {
+    expect(BUILTIN_INFO).toMatchObject({ id: 'builtin-v5', patches: 128, dim: 364, grid: [16, 8], pooled: false });
     expect(rows * cols).toBe(patches);
-    expect(BUILTIN_LAYOUT.row[1]).toBe(dim);
+    expect(BUILTIN_LAYOUT.lbp[1]).toBe(dim);
   });
 
   it('gives one patches×dim vector per image, finite and roughly unit-scale', async () => {
@@ -158,6 +158,37 @@ describe('builtin encoder', () => {
     expect(Array.from(patchRow(on!, row * cols).subarray(q0, q1))).toEqual(Array.from(patchRow(off!, row * cols).subarray(q0, q1)));
   });
 
+  it('local binary patterns tell two glyph shapes apart more than shifts of one glyph', async () => {
+    // Same two colours, so colour, palette and pair features cannot separate the shapes.
+    const icon = (x: number, y: number, glyph: 'square' | 'circle') => {
+      const img = blank(160, 320, [245, 245, 245]);
+      fillCircle(img, x, y, 13, [30, 136, 229]);
+      if (glyph === 'square') fillRect(img, x - 5, y - 5, 11, 11, [255, 255, 255]);
+      else fillCircle(img, x, y, 6, [255, 255, 255]);
+      return img;
+    };
+    const at = [[50, 100], [53, 102], [57, 105], [61, 103]] as const;
+    const enc = new BuiltinEncoder();
+    const squares = await enc.encode(at.map(([x, y]) => icon(x, y, 'square')));
+    const circles = await enc.encode(at.map(([x, y]) => icon(x, y, 'circle')));
+    const [l0, l1] = BUILTIN_LAYOUT.lbp;
+    // Summed over the screen, as a linear attention score adds up the patches around the icon.
+    const bag = (f: Float32Array) => {
+      const v = new Float64Array(l1 - l0);
+      for (let p = 0; p < patches; p++) patchRow(f, p).subarray(l0, l1).forEach((x, k) => (v[k]! += x * x));
+      return v;
+    };
+    const dist = (a: Float64Array, b: Float64Array) => Math.sqrt(a.reduce((s, v, k) => s + (v - b[k]!) ** 2, 0));
+    const sqBags = squares.map(bag);
+    const ciBags = circles.map(bag);
+    const mean = (xs: number[]) => xs.reduce((s, v) => s + v, 0) / xs.length;
+    const pairs = (a: Float64Array[], b: Float64Array[], same: boolean) => a.flatMap((x, i) => b.filter((_, j) => !same || j > i).map((y) => dist(x, y)));
+    const shape = mean(pairs(sqBags, ciBags, false));
+    const shift = mean([...pairs(sqBags, sqBags, true), ...pairs(ciBags, ciBags, true)]);
+    // Small glyphs rasterise differently at each sub-pixel offset, so the margin is finite (measured 1.7×).
+    expect(shape).toBeGreaterThan(1.5 * shift);
+  });
+
   it('tells text-like texture from flat background and a glyph from a plain square', async () => {
     const img = blank(160, 320, [245, 245, 245]);
     fakeText(img, 40, 200, 80);
@@ -170,8 +201,9 @@ describe('builtin encoder', () => {
   });
 
   it('position codes are distinct for every pair of patches and identical across screens', () => {
-    const a = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT * 3).fill(128), 3);
-    const b = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT).fill(7), 1);
+    const fine = new Uint8Array(4 * BUILTIN_WIDTH * BUILTIN_HEIGHT).fill(128);
+    const a = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT * 3).fill(128), 3, fine);
+    const b = builtinFeatures(new Uint8Array(BUILTIN_WIDTH * BUILTIN_HEIGHT).fill(7), 1, fine);
     const [p0, p1] = BUILTIN_LAYOUT.position;
     const codes = Array.from({ length: patches }, (_, p) => Array.from(patchRow(a, p).subarray(p0, p1)));
     fc.assert(
@@ -193,6 +225,7 @@ describe('builtin encoder', () => {
     expect(out.map((f) => f.length)).toEqual([patches * dim, patches * dim]);
     const small = await resizeForBuiltin(rgba);
     expect(small.data.length).toBe(BUILTIN_WIDTH * BUILTIN_HEIGHT * small.channels);
+    expect(small.fine.length).toBe(4 * BUILTIN_WIDTH * BUILTIN_HEIGHT);
   });
 
   it('rejects malformed images with an InputError naming the image', async () => {

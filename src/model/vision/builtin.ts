@@ -11,10 +11,11 @@ import type { EncoderInfo, VisionEncoder } from './encoder.js';
  *
  * Pipeline: resize any screen to 64×128 (W×H) RGB with libvips (sharp), split it into 8×8-pixel
  * patches (8 cols × 16 rows = 128 patches, row-major, top-left first) and describe each patch
- * with 248 numbers of roughly unit scale. Every number but the row context depends only on the
- * pixels of its own patch (the colour pairs: of a window reaching half a patch further; plus the
- * resize kernel's footprint), so a change on screen changes only the patches at or next to it,
- * and the row context of its row. No random projection: the model's trainable projection W is linear anyway, so a
+ * with 364 numbers of roughly unit scale; a second, 128×256 grey copy feeds the one group that
+ * needs finer detail (glyph shape). Every number but the row context depends only on the pixels
+ * of its own patch (the colour pairs and local binary patterns: of a window reaching half a patch
+ * further; plus the resize kernel's footprint), so a change on screen changes only the patches at
+ * or next to it, and the row context of its row. No random projection: the model's trainable projection W is linear anyway, so a
  * fixed linear mix would add nothing it cannot learn.
  */
 
@@ -60,12 +61,21 @@ export const BUILTIN_LAYOUT = {
    *  settings row by its icon then also carries whether that row's switch shows the accent
    *  colour (on) or grey (off), 6 patches away. */
   row: [216, 248],
+  /** Glyph shape: histograms of local binary patterns (Ojala et al. 2002) over the same window as
+   *  the colour pairs, computed on a 128×256 grey copy, where a launcher glyph is ~10 px instead
+   *  of ~5. Each pixel's 8 neighbours are marked brighter (first 58 numbers) or darker (last 58)
+   *  than it by a margin; the uniform patterns (one arc of marked neighbours: an edge, a corner or
+   *  a line end at one of 8 orientations) get a bin each, the rest share one. Histograms of such
+   *  micro-shapes tell a star from a disc of the same two colours wherever the icon sits, where the
+   *  4×4 luma grid above only sees a blob. scripts/attention_probe.py (same 6,476 taps): held-out
+   *  tap matching 88.4 % without them (builtin-v4), 91.2 % with (launcher misses 88 → 72). */
+  lbp: [248, 364],
 } as const;
 
 export const BUILTIN_INFO: EncoderInfo = Object.freeze({
-  id: 'builtin-v4',
+  id: 'builtin-v5',
   patches: ROWS * COLS,
-  dim: BUILTIN_LAYOUT.row[1],
+  dim: BUILTIN_LAYOUT.lbp[1],
   grid: [ROWS, COLS] as [number, number],
   pooled: false,
 });
@@ -148,12 +158,15 @@ const windowPairs = new Float64Array(K * K);
 
 /**
  * Features of one already-resized 64×128 image (uint8, `channels` interleaved; 1–2 channels are
- * grey, 3–4 are RGB, alpha ignored). Pure; exported for tests and benchmarks.
+ * grey, 3–4 are RGB, alpha ignored) and its 128×256 grey copy `fine`. Pure; exported for tests
+ * and benchmarks.
  */
-export function builtinFeatures(pixels: Uint8Array, channels: number): Float32Array {
+export function builtinFeatures(pixels: Uint8Array, channels: number, fine: Uint8Array): Float32Array {
   if (pixels.length !== PIXELS * channels) {
     throw new Error(`builtinFeatures: expected ${PIXELS}×${channels} bytes, got ${pixels.length}`);
   }
+  if (fine.length !== FINE_PIXELS) throw new Error(`builtinFeatures: expected ${FINE_PIXELS} fine grey bytes, got ${fine.length}`);
+  accumulateLbp(fine);
   toOpponent(pixels, channels);
   sparsifyPalette();
   accumulateBlockPairs();
@@ -163,12 +176,77 @@ export function builtinFeatures(pixels: Uint8Array, channels: number): Float32Ar
       const p = pr * COLS + pc;
       patchFeatures(pr * BUILTIN_PATCH, pc * BUILTIN_PATCH, out, p * DIM);
       windowPairFeatures(pr, pc, out, p * DIM + BUILTIN_LAYOUT.pairs[0]);
+      windowLbpFeatures(pr, pc, out, p * DIM + BUILTIN_LAYOUT.lbp[0]);
       const [ps, pe] = BUILTIN_LAYOUT.position;
       out.set(POSITION_TABLE.subarray(p * (pe - ps), (p + 1) * (pe - ps)), p * DIM + ps);
     }
     rowPaletteFeatures(pr, out);
   }
   return out;
+}
+
+/*
+ * Local binary patterns, written by hand: they are ~50 lines over a raw grey buffer, and the npm
+ * packages that offer them work on canvas/ImageData objects or whole-image histograms, not the
+ * per-window sums needed here.
+ */
+const FINE_W = 2 * BUILTIN_WIDTH;
+const FINE_H = 2 * BUILTIN_HEIGHT;
+const FINE_PIXELS = FINE_W * FINE_H;
+/** 57 uniform non-empty patterns (8 orientations × 7 arc lengths, plus all 8) and one "other" bin. */
+const LBP_BINS = 58;
+/** Histograms are summed over 8×8-pixel blocks of the fine image first, as the pairs are. */
+const LBP_BLOCK = 8;
+const LBP_BLOCK_ROWS = FINE_H / LBP_BLOCK;
+const LBP_BLOCK_COLS = FINE_W / LBP_BLOCK;
+/** A neighbour counts as brighter/darker only beyond 4 % of full scale, so flat areas and resize ripple give no pattern. */
+const LBP_THRESHOLD = 0.04 * 255;
+const LBP_GAIN = 4;
+/** Pattern → bin: uniform patterns (≤ 2 bit changes around the circle) get their own; 0 (no marked neighbour) is dropped (-1). */
+const LBP_BIN: Int8Array = (() => {
+  const t = new Int8Array(256).fill(LBP_BINS - 1);
+  let next = 0;
+  for (let c = 1; c < 256; c++) {
+    let transitions = 0;
+    for (let i = 0; i < 8; i++) if (((c >> i) & 1) !== ((c >> ((i + 1) % 8)) & 1)) transitions++;
+    if (transitions <= 2) t[c] = next++;
+  }
+  t[0] = -1;
+  if (next !== LBP_BINS - 1) throw new Error(`uniform LBP count ${next}`);
+  return t;
+})();
+const lbpBlocks = new Float64Array(LBP_BLOCK_ROWS * LBP_BLOCK_COLS * 2 * LBP_BINS);
+const lbpWindow = new Float64Array(2 * LBP_BINS);
+const NB_DY = [-1, -1, -1, 0, 1, 1, 1, 0];
+const NB_DX = [-1, 0, 1, 1, 1, 0, -1, -1];
+
+/** Counts each fine pixel's brighter and darker patterns into its block. */
+function accumulateLbp(fine: Uint8Array): void {
+  lbpBlocks.fill(0);
+  for (let y = 1; y < FINE_H - 1; y++) {
+    for (let x = 1; x < FINE_W - 1; x++) {
+      const c = fine[y * FINE_W + x]!;
+      let up = 0;
+      let down = 0;
+      for (let k = 0; k < 8; k++) {
+        const n = fine[(y + NB_DY[k]!) * FINE_W + x + NB_DX[k]!]!;
+        if (n >= c + LBP_THRESHOLD) up |= 1 << k;
+        else if (n <= c - LBP_THRESHOLD) down |= 1 << k;
+      }
+      const base = (((y / LBP_BLOCK) | 0) * LBP_BLOCK_COLS + ((x / LBP_BLOCK) | 0)) * 2 * LBP_BINS;
+      const bu = LBP_BIN[up]!;
+      if (bu >= 0) lbpBlocks[base + bu]++;
+      const bd = LBP_BIN[down]!;
+      if (bd >= 0) lbpBlocks[base + LBP_BINS + bd]++;
+    }
+  }
+}
+
+/** The pattern histograms of the window centred on patch (pr, pc) (16×16 coarse pixels), per pixel, sqrt-compressed as the pairs. */
+function windowLbpFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
+  const blocks = sumWindow(lbpBlocks, LBP_BLOCK_ROWS, LBP_BLOCK_COLS, (2 * BUILTIN_PATCH) / LBP_BLOCK, pr, pc, lbpWindow);
+  const inv = 1 / (blocks * LBP_BLOCK * LBP_BLOCK);
+  for (let k = 0; k < 2 * LBP_BINS; k++) out[o + k] = LBP_GAIN * Math.sqrt(lbpWindow[k]! * inv);
 }
 
 /** Patches at the end of a row that make up its "row end" context. */
@@ -280,18 +358,28 @@ function addPairs(p: number, q: number, base: number): void {
   }
 }
 
-/** The unordered colour-pair features of the 16×16-pixel window centred on patch (pr, pc), clipped at the screen edge. */
-function windowPairFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
-  const per = BUILTIN_PATCH / BLOCK; // blocks per patch side
-  windowPairs.fill(0);
-  let blocks = 0;
-  for (let br = Math.max(0, pr * per - per / 2); br < Math.min(BLOCK_ROWS, (pr + 1) * per + per / 2); br++) {
-    for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(BLOCK_COLS, (pc + 1) * per + per / 2); bc++) {
-      blocks++;
-      const base = (br * BLOCK_COLS + bc) * K * K;
-      for (let k = 0; k < K * K; k++) windowPairs[k] += blockPairs[base + k]!;
+/**
+ * Sums the per-block vectors (`into.length` numbers each, row-major blocks) of the window centred
+ * on patch (pr, pc): the patch's own `per`×`per` blocks and half a patch around them, clipped at
+ * the screen edge. Returns how many blocks it summed.
+ */
+function sumWindow(blocks: Float64Array, blockRows: number, blockCols: number, per: number, pr: number, pc: number, into: Float64Array): number {
+  const width = into.length;
+  into.fill(0);
+  let n = 0;
+  for (let br = Math.max(0, pr * per - per / 2); br < Math.min(blockRows, (pr + 1) * per + per / 2); br++) {
+    for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(blockCols, (pc + 1) * per + per / 2); bc++) {
+      n++;
+      const base = (br * blockCols + bc) * width;
+      for (let k = 0; k < width; k++) into[k] += blocks[base + k]!;
     }
   }
+  return n;
+}
+
+/** The unordered colour-pair features of the 16×16-pixel window centred on patch (pr, pc), clipped at the screen edge. */
+function windowPairFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
+  const blocks = sumWindow(blockPairs, BLOCK_ROWS, BLOCK_COLS, BUILTIN_PATCH / BLOCK, pr, pc, windowPairs);
   const inv = 1 / (blocks * BLOCK * BLOCK); // per pixel of the window
   let k = 0;
   for (let a = 0; a < K; a++) {
@@ -407,16 +495,15 @@ export function checkRawImage(img: RawImage, what: string): void {
   }
 }
 
-/** Resizes any screen to the encoder's 64×128 input (libvips: box shrink, then a linear kernel). */
-export async function resizeForBuiltin(img: RawImage): Promise<{ data: Uint8Array; channels: number }> {
-  const { data, info } = await sharp(img.data, {
-    raw: { width: img.width, height: img.height, channels: img.channels as 1 | 2 | 3 | 4 },
-  })
+/** Resizes any screen to the encoder's 64×128 input and its 128×256 grey copy (libvips: box shrink, then a linear kernel). */
+export async function resizeForBuiltin(img: RawImage): Promise<{ data: Uint8Array; channels: number; fine: Uint8Array }> {
+  const src = () => sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels as 1 | 2 | 3 | 4 } });
+  const [{ data, info }, fine] = await Promise.all([
     // A local kernel (not lanczos) keeps a pixel's influence within ~2 output pixels.
-    .resize(BUILTIN_WIDTH, BUILTIN_HEIGHT, { fit: 'fill', kernel: 'linear' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), channels: info.channels };
+    src().resize(BUILTIN_WIDTH, BUILTIN_HEIGHT, { fit: 'fill', kernel: 'linear' }).raw().toBuffer({ resolveWithObject: true }),
+    src().removeAlpha().greyscale().resize(FINE_W, FINE_H, { fit: 'fill', kernel: 'linear' }).raw().toBuffer(),
+  ]);
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), channels: info.channels, fine: new Uint8Array(fine.buffer, fine.byteOffset, fine.length) };
 }
 
 export class BuiltinEncoder implements VisionEncoder {
@@ -428,7 +515,7 @@ export class BuiltinEncoder implements VisionEncoder {
     return Promise.all(
       images.map(async (img) => {
         const small = await resizeForBuiltin(img);
-        return builtinFeatures(small.data, small.channels);
+        return builtinFeatures(small.data, small.channels, small.fine);
       }),
     );
   }
