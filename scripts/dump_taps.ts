@@ -26,7 +26,7 @@ for (const subset of SUBSETS) {
     if (!isTapAction(a)) continue;
     const [f] = await encoder.encode([st.image]);
     writeSync(fd, new Uint8Array(f!.buffer, f!.byteOffset, f!.byteLength));
-    meta.push({ subset, split: split(st.episodeId), goal: st.goal, step: st.stepId, activity: st.currentActivity, yx: a.touch_yx, boxes: st.annotations.positions });
+    meta.push({ subset, split: split(st.episodeId), goal: st.goal, step: st.stepId, activity: st.currentActivity, yx: a.touch_yx, boxes: st.annotations.positions, texts: st.annotations.text });
   }
 }
 closeSync(fd);

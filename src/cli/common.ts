@@ -1,3 +1,4 @@
+import { SUBSETS } from '../data/types.js';
 import { InputError } from '../util/errors.js';
 
 /** Prints one JSON document on stdout (the `--json` contract: stdout holds nothing else). */
@@ -19,5 +20,24 @@ export function floatOption(name: string): (v: string) => number {
     const n = Number(v);
     if (!Number.isFinite(n)) throw new InputError(`expected a number, got '${v}'`, name);
     return n;
+  };
+}
+
+/**
+ * Parses `name=f,name=f`: the share of each subset's training rows drawn per epoch, each in (0, 1]
+ * (subsets left out keep all rows). Names must be AITW subsets, so a typo cannot silently do nothing.
+ */
+export function subsetFractionOption(name: string): (v: string) => Record<string, number> {
+  return (v: string) => {
+    const out: Record<string, number> = {};
+    for (const entry of v.split(',').map((e) => e.trim()).filter(Boolean)) {
+      const [subset, frac, extra] = entry.split('=');
+      if (!subset || frac === undefined || extra !== undefined) throw new InputError(`expected subset=fraction, got '${entry}'`, name);
+      if (!(SUBSETS as readonly string[]).includes(subset)) throw new InputError(`unknown subset '${subset}' (one of ${SUBSETS.join(', ')})`, name);
+      const f = Number(frac);
+      if (!(f > 0 && f <= 1)) throw new InputError(`fraction for ${subset} must be in (0, 1], got '${frac}'`, name);
+      out[subset] = f;
+    }
+    return out;
   };
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isPresetName, PRESETS } from '../model/config.js';
 import { DEFAULT_TRAIN, train, type TrainOptions } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
-import { floatOption, intOption, printJson } from './common.js';
+import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 import { formatReport } from '../eval/format_report.js';
 
 export interface TrainCliOptions {
@@ -22,6 +22,7 @@ export interface TrainCliOptions {
   resume?: boolean;
   subsets?: string;
   googleAppsFraction: number;
+  subsetFraction?: Record<string, number>;
   valRows: number;
   saveEvery: number;
   dropout?: number;
@@ -49,7 +50,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     seed: o.seed,
     resume: o.resume ?? false,
     subsets: o.subsets?.split(',').map((s) => s.trim()).filter(Boolean),
-    subsetFraction: { google_apps: o.googleAppsFraction },
+    subsetFraction: { google_apps: o.googleAppsFraction, ...o.subsetFraction },
     valRows: o.valRows,
     saveEvery: o.saveEvery,
     modelOverrides: o.dropout === undefined ? undefined : { dropoutRate: o.dropout },
@@ -74,6 +75,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')
     .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1)', floatOption('--google-apps-fraction'), 0.1)
+    .option('--subset-fraction <list>', 'shares of other subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7 (default: all rows)', subsetFractionOption('--subset-fraction'))
     .option('--val-rows <n>', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows'), d.valRows)
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery)
     .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'))
