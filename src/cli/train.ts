@@ -75,7 +75,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')
     .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1)', floatOption('--google-apps-fraction'), 0.1)
-    .option('--subset-fraction <list>', 'shares of other subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7 (default: all rows)', subsetFractionOption('--subset-fraction'))
+    .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7 (default: all rows; a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
     .option('--val-rows <n>', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows'), d.valRows)
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery)
     .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'))
