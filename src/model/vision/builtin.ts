@@ -15,8 +15,8 @@ import type { EncoderInfo, VisionEncoder } from './encoder.js';
  * needs finer detail (glyph shape). Every number but the row context depends only on the pixels
  * of its own patch (the colour pairs and local binary patterns: of a window reaching half a patch
  * further; plus the resize kernel's footprint), so a change on screen changes only the patches at
- * or next to it, and the row context of its row. No random projection: the model's trainable projection W is linear anyway, so a
- * fixed linear mix would add nothing it cannot learn.
+ * or next to it, and the row context of its row. No random projection: the model's trainable
+ * projection W is linear anyway, so a fixed linear mix would add nothing it cannot learn.
  */
 
 /** Resize target: phone screens are ~1:2 (W:H); AITW's 1080×2400 is stretched a little. */
@@ -190,8 +190,10 @@ export function builtinFeatures(pixels: Uint8Array, channels: number, fine: Uint
  * packages that offer them work on canvas/ImageData objects or whole-image histograms, not the
  * per-window sums needed here.
  */
-const FINE_W = 2 * BUILTIN_WIDTH;
-const FINE_H = 2 * BUILTIN_HEIGHT;
+/** The grey copy is this many times the coarse input per side. */
+const FINE_SCALE = 2;
+const FINE_W = FINE_SCALE * BUILTIN_WIDTH;
+const FINE_H = FINE_SCALE * BUILTIN_HEIGHT;
 const FINE_PIXELS = FINE_W * FINE_H;
 /** 57 uniform non-empty patterns (8 orientations × 7 arc lengths, plus all 8) and one "other" bin. */
 const LBP_BINS = 58;
@@ -217,19 +219,20 @@ const LBP_BIN: Int8Array = (() => {
 })();
 const lbpBlocks = new Float64Array(LBP_BLOCK_ROWS * LBP_BLOCK_COLS * 2 * LBP_BINS);
 const lbpWindow = new Float64Array(2 * LBP_BINS);
-const NB_DY = [-1, -1, -1, 0, 1, 1, 1, 0];
-const NB_DX = [-1, 0, 1, 1, 1, 0, -1, -1];
+/** Index offsets of the 8 neighbours in the fine image, clockwise from the top-left: bit k of a pattern. */
+const NEIGHBOURS = [-FINE_W - 1, -FINE_W, -FINE_W + 1, 1, FINE_W + 1, FINE_W, FINE_W - 1, -1];
 
 /** Counts each fine pixel's brighter and darker patterns into its block. */
 function accumulateLbp(fine: Uint8Array): void {
   lbpBlocks.fill(0);
   for (let y = 1; y < FINE_H - 1; y++) {
     for (let x = 1; x < FINE_W - 1; x++) {
-      const c = fine[y * FINE_W + x]!;
+      const i = y * FINE_W + x;
+      const c = fine[i]!;
       let up = 0;
       let down = 0;
       for (let k = 0; k < 8; k++) {
-        const n = fine[(y + NB_DY[k]!) * FINE_W + x + NB_DX[k]!]!;
+        const n = fine[i + NEIGHBOURS[k]!]!;
         if (n >= c + LBP_THRESHOLD) up |= 1 << k;
         else if (n <= c - LBP_THRESHOLD) down |= 1 << k;
       }
@@ -244,7 +247,7 @@ function accumulateLbp(fine: Uint8Array): void {
 
 /** The pattern histograms of the window centred on patch (pr, pc) (16×16 coarse pixels), per pixel, sqrt-compressed as the pairs. */
 function windowLbpFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
-  const blocks = sumWindow(lbpBlocks, LBP_BLOCK_ROWS, LBP_BLOCK_COLS, (2 * BUILTIN_PATCH) / LBP_BLOCK, pr, pc, lbpWindow);
+  const blocks = sumWindow(lbpBlocks, LBP_BLOCK_ROWS, LBP_BLOCK_COLS, (FINE_SCALE * BUILTIN_PATCH) / LBP_BLOCK, pr, pc, lbpWindow);
   const inv = 1 / (blocks * LBP_BLOCK * LBP_BLOCK);
   for (let k = 0; k < 2 * LBP_BINS; k++) out[o + k] = LBP_GAIN * Math.sqrt(lbpWindow[k]! * inv);
 }
