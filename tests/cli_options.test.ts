@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { subsetFractionOption } from '../src/cli/common.js';
+import { Command } from 'commander';
+import { subsetFractionOption, tapFromOption } from '../src/cli/common.js';
 import { trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
 import { InputError } from '../src/util/errors.js';
 
@@ -28,5 +29,22 @@ describe('--subset-fraction', () => {
     };
     expect(trainOptionsFrom(base).subsetFraction).toEqual({ google_apps: 0.1 });
     expect(trainOptionsFrom({ ...base, subsetFraction: { install: 0.5, google_apps: 0.3 } }).subsetFraction).toEqual({ google_apps: 0.3, install: 0.5 });
+  });
+});
+
+describe('--tap-from', () => {
+  const parse = (args: string[]) => {
+    const cmd = new Command().exitOverride().configureOutput({ writeErr: () => {} }).addOption(tapFromOption()).action(() => {});
+    return cmd.parse(args, { from: 'user' }).opts().tapFrom as string;
+  };
+
+  it('defaults to auto and takes the three sources', () => {
+    expect(parse([])).toBe('auto');
+    expect(parse(['--tap-from', 'tokens'])).toBe('tokens');
+    expect(parse(['--tap-from', 'attention'])).toBe('attention');
+  });
+
+  it('refuses anything else, naming the choices', () => {
+    expect(() => parse(['--tap-from', 'pixels'])).toThrow(/--tap-from.*'pixels'.*auto, attention, tokens/s);
   });
 });

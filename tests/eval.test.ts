@@ -5,6 +5,8 @@ import { predictionsJsonl } from '../src/cli/eval.js';
 import { parseScoreFile } from '../src/eval/score_input.js';
 import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
+import { isTapAction } from '../src/eval/action_matching.js';
+import { patchCentre } from '../src/model/pointer.js';
 import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
 
@@ -52,6 +54,26 @@ describe('eval', () => {
     expect(blind.report.n).toBe(seeing.report.n);
     const differ = blind.predictions.some((p, i) => JSON.stringify(p.pred) !== JSON.stringify(seeing.predictions[i]!.pred));
     expect(differ).toBe(true);
+  });
+
+  it('a grounded checkpoint reads taps off the attention by default: same actions, taps moved to patch centres', async () => {
+    const run = (tapFrom: 'auto' | 'attention' | 'tokens') => evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, tapFrom });
+    const [auto, attention, tokens] = [await run('auto'), await run('attention'), await run('tokens')];
+    expect(auto.predictions).toEqual(attention.predictions);
+    const manifest = JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8'));
+    const grid = manifest.encoder.grid as [number, number];
+    const centres = Array.from({ length: grid[0] * grid[1] }, (_, p) => JSON.stringify(patchCentre(p, grid)));
+    let taps = 0;
+    attention.predictions.forEach((p, i) => {
+      const t = tokens.predictions[i]!;
+      expect(p.pred?.action_type).toBe(t.pred?.action_type);
+      if (p.pred && isTapAction(p.pred)) {
+        taps++;
+        expect(centres).toContain(JSON.stringify(p.pred.touch_yx));
+        expect(p.pred.lift_yx).toEqual(p.pred.touch_yx);
+      } else expect(p.pred).toEqual(t.pred);
+    });
+    expect(taps).toBeGreaterThan(0);
   });
 
   it('refuses shards made by another encoder', async () => {

@@ -187,6 +187,14 @@ describe('Predictor', () => {
     expect(info.parameters).toBeGreaterThan(0);
     expect(['wasm-blas', 'wasm', 'cpu-blas', 'cpu', 'tensorflow']).toContain(info.backend.backend);
     expect(info.limits.maxHistorySteps).toBe(MAX_HISTORY_STEPS);
+    // The fixture was never trained with the grounding loss: taps come from the coordinate tokens.
+    expect(info.tapFrom).toBe('tokens');
+  });
+
+  test('--tap-from attention is honoured and shows in the model info', async () => {
+    const p = await Predictor.load(join(dir, 'ck'), { tapFrom: 'attention' });
+    expect(p.info().tapFrom).toBe('attention');
+    p.dispose();
   });
 
   test('a checkpoint trained with another encoder needs --encoder, and a mismatch is refused', async () => {

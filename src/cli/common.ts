@@ -1,4 +1,6 @@
+import { Option } from 'commander';
 import { SUBSETS } from '../data/types.js';
+import { TAP_SOURCES } from '../model/pointer.js';
 import { InputError } from '../util/errors.js';
 
 /** Prints one JSON document on stdout (the `--json` contract: stdout holds nothing else). */
@@ -40,4 +42,11 @@ export function subsetFractionOption(name: string): (v: string) => Record<string
     }
     return out;
   };
+}
+
+/** `--tap-from`, shared by eval, predict and serve so all three decode taps alike (model/pointer.ts). */
+export function tapFromOption(): Option {
+  return new Option('--tap-from <source>', "where a decoded tap lands: the screen attention's arg-max patch, the coordinate tokens, or auto (attention for checkpoints trained with the grounding loss on a patch grid)")
+    .choices(TAP_SOURCES)
+    .default('auto');
 }

@@ -5,7 +5,8 @@ import { formatReport } from '../eval/format_report.js';
 import type { Prediction } from '../eval/evaluate.js';
 import type { SplitName } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { printJson } from './common.js';
+import { printJson, tapFromOption } from './common.js';
+import type { TapSource } from '../model/pointer.js';
 
 /** One line per prediction in `autoui score`'s input format (plus the plan and any decode error). */
 export function predictionsJsonl(preds: readonly Prediction[]): string {
@@ -29,7 +30,8 @@ export function registerEval(program: Command): void {
     .option('--batch <n>', 'screens decoded together', (v) => Number(v), 64)
     .option('--out <file>', 'write predictions as JSONL in `autoui score` input format')
     .option('--json', 'print the metrics as one JSON object')
-    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: boolean; batch: number; out?: string; json?: boolean }) => {
+    .addOption(tapFromOption())
+    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: boolean; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto' }) => {
       const { report, predictions } = await evaluateCheckpoint({
         checkpoint: o.checkpoint,
         data: o.data,
@@ -38,6 +40,7 @@ export function registerEval(program: Command): void {
         blind: o.blind,
         batchSize: o.batch,
         quiet: o.json,
+        tapFrom: o.tapFrom,
       });
       if (o.out) await writeFileAtomic(o.out, predictionsJsonl(predictions));
       if (o.json) return printJson(report);

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { toAdbCommand, toPyAutoGui } from '../infer/adapters.js';
 import { MAX_HISTORY_STEPS, Predictor } from '../infer/predict.js';
 import { InputError } from '../util/errors.js';
-import { printJson } from './common.js';
+import { printJson, tapFromOption } from './common.js';
+import type { TapSource } from '../model/pointer.js';
 
 interface PredictCliOptions {
   checkpoint: string;
@@ -12,6 +13,7 @@ interface PredictCliOptions {
   history?: string;
   encoder?: string;
   json?: boolean;
+  tapFrom: TapSource | 'auto';
 }
 
 async function readInput(file: string, what: string): Promise<Buffer> {
@@ -41,6 +43,7 @@ export function registerPredict(parent: Command): void {
     .option('--history <file>', `JSON list of the previous actions, oldest first (at most ${MAX_HISTORY_STEPS}; the model reads the last 8)`)
     .option('--encoder <spec>', "vision encoder, when the checkpoint's is not built in")
     .option('--json', 'print one JSON object on stdout')
+    .addOption(tapFromOption())
     .addHelpText(
       'after',
       `
@@ -51,7 +54,7 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
     .action(async (opts: PredictCliOptions) => {
       const image = await readInput(opts.image, 'the image');
       const history = opts.history ? parseHistoryFile((await readInput(opts.history, 'the history')).toString('utf8'), opts.history) : undefined;
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder });
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom });
       let out;
       try {
         const prepared = await predictor.prepare({ image, goal: opts.goal, history }).catch((e: unknown) => {

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { DEFAULT_MAX_PIXELS, Predictor } from '../infer/predict.js';
 import { DEFAULT_BODY_LIMIT, startServer } from '../infer/server.js';
 import { InputError } from '../util/errors.js';
-import { intOption } from './common.js';
+import { intOption, tapFromOption } from './common.js';
+import type { TapSource } from '../model/pointer.js';
 
 interface ServeCliOptions {
   checkpoint: string;
@@ -10,6 +11,7 @@ interface ServeCliOptions {
   port: number;
   token?: string;
   encoder?: string;
+  tapFrom: TapSource | 'auto';
   maxBodyMb: number;
   maxPixels: number;
   maxBatch: number;
@@ -36,6 +38,7 @@ export function registerServe(parent: Command): void {
     .option('--max-queue <n>', 'requests waiting at most (more → 503)', intOption('--max-queue', 1), 256)
     .option('--queue-timeout-ms <n>', 'a request waiting longer than this gets 503', intOption('--queue-timeout-ms', 1), 30_000)
     .option('--log', 'log every request on stderr')
+    .addOption(tapFromOption())
     .addHelpText(
       'after',
       `
@@ -47,7 +50,7 @@ Errors are {"error": {"code", "message"}} with 400/401/404/405/413/415, or 503 w
     .action(async (opts: ServeCliOptions) => {
       const token = opts.token ?? (process.env.AUTOUI_TOKEN || undefined);
       if (token !== undefined && token.trim().length < 8) throw new InputError('the token must be at least 8 characters', '--token');
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels });
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom });
       const server = await startServer(predictor, {
         host: opts.host,
         port: opts.port,

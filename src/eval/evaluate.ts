@@ -21,6 +21,8 @@ export interface PredictOptions {
   rows?: readonly number[];
   quiet?: boolean;
   label?: string;
+  /** Read taps from the screen attention on this grid (model/pointer.ts); default: coordinate tokens. */
+  pointerGrid?: readonly [number, number] | null;
 }
 
 /**
@@ -42,7 +44,7 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
       ...inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId),
       screen: screenBatch(table, chunk, opts.blind),
     };
-    const gens = greedyDecode(model, codec, constraint, batch);
+    const gens = greedyDecode(model, codec, constraint, batch, { pointerGrid: opts.pointerGrid });
     tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
     chunk.forEach((r, b) => {
       const g = gens[b]!.result;

@@ -7,6 +7,7 @@ import { encodeSplit } from '../train/examples.js';
 import { predictSplit, type Prediction } from './evaluate.js';
 import { scoreItems, type Report } from './metrics.js';
 import { InputError } from '../util/errors.js';
+import type { TapSource } from '../model/pointer.js';
 
 export interface EvalOptions {
   checkpoint: string;
@@ -16,11 +17,13 @@ export interface EvalOptions {
   blind?: boolean;
   batchSize?: number;
   quiet?: boolean;
+  /** Where decoded taps land (model/pointer.ts); default auto. */
+  tapFrom?: TapSource | 'auto';
 }
 
 /** Scores a checkpoint on a split of a shard directory; refuses shards made by another encoder. */
 export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: Report; predictions: Prediction[]; checkpoint: string }> {
-  const ckpt = await loadCheckpoint(opts.checkpoint);
+  const ckpt = await loadCheckpoint(opts.checkpoint, { tapFrom: opts.tapFrom });
   const manifest = await requireManifest(opts.data);
   assertSameEncoder(ckpt.meta.encoder, manifest.encoder, ckpt.dir, opts.data);
   const table = await loadShards(opts.data, { split: opts.split, subsets: opts.subsets });
@@ -30,6 +33,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     blind: opts.blind,
     batchSize: opts.batchSize,
     quiet: opts.quiet,
+    pointerGrid: ckpt.pointerGrid,
     label: opts.blind ? 'eval (blind)' : 'eval',
   });
   ckpt.model.dispose();

@@ -1,11 +1,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { TargetConstraint, type ConstraintState } from '../model/constrained.js';
+import type { Fusion } from '../model/fusion.js';
+import { attentionPointer, tapAt } from '../model/pointer.js';
 
-/** What decoding needs from a model: fused encoder states, then one token at a time with cached keys/values. */
+/**
+ * What decoding needs from a model: fused encoder states (with the screen attention, where taps may
+ * be read from), then one token at a time with cached keys/values.
+ */
 export interface IncrementalDecoder<State> {
   readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number };
-  encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D): tf.Tensor3D;
+  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D): Fusion;
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
   decodeStep(state: State, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: State };
   /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
@@ -20,20 +25,23 @@ export interface Generated {
 /**
  * Batched greedy decoding under the target grammar: at every step the logits of tokens the grammar
  * forbids are −∞, so the model can only emit well-formed actions; a sequence that runs out of length
- * is reported invalid, never repaired.
+ * is reported invalid, never repaired. With `pointerGrid`, a decoded tap lands on the screen
+ * attention's arg-max patch instead of its coordinate tokens (model/pointer.ts).
  */
 export function greedyDecode<S>(
   model: IncrementalDecoder<S>,
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D; screen: tf.Tensor3D },
-  maxLen = codec.config.maxTargetTokens,
+  opts: { pointerGrid?: readonly [number, number] | null; maxLen?: number } = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;
-  const hFuse = model.encode(batch.inputIds, batch.inputMask, batch.screen);
-  let state = model.startDecoding(hFuse, batch.inputMask);
-  hFuse.dispose();
+  const maxLen = opts.maxLen ?? codec.config.maxTargetTokens;
+  const { fused, gate, attention } = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen);
+  const pointers = opts.pointerGrid ? attentionPointer(attention, batch.inputMask, opts.pointerGrid) : null;
+  let state = model.startDecoding(fused, batch.inputMask);
+  tf.dispose([fused, gate, attention]);
   const states: ConstraintState[] = Array.from({ length: B }, () => constraint.initial());
   const out: number[][] = Array.from({ length: B }, () => []);
   let tokens = new Int32Array(B).fill(model.config.decoderStartTokenId);
@@ -60,10 +68,9 @@ export function greedyDecode<S>(
     }
   }
   model.disposeDecoding(state);
-  return out.map((ids, b) => ({
-    ids,
-    result: constraint.isDone(states[b]!)
-      ? codec.decodeTarget(ids)
-      : { ok: false as const, error: `no end of sequence within ${maxLen} tokens` },
-  }));
+  return out.map((ids, b) => {
+    if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` } };
+    const result = codec.decodeTarget(ids);
+    return { ids, result: result.ok && pointers ? { ...result, action: tapAt(result.action, pointers[b]!) } : result };
+  });
 }

@@ -6,6 +6,7 @@ import { ActionCodec } from '../model/codec.js';
 // Registers the Hugging Face tokenizer kind, which checkpoints trained with --init carry.
 import '../model/hf_tokenizer.js';
 import { validateConfig } from '../model/config.js';
+import { pointerGrid, type TapSource } from '../model/pointer.js';
 import { loadWeightsInto, readCheckpointMeta } from '../train/checkpoint.js';
 import type { AutoUiCheckpointMeta } from '../train/trainer.js';
 
@@ -14,15 +15,21 @@ export interface LoadedCheckpoint {
   meta: AutoUiCheckpointMeta;
   model: AutoUiModel;
   codec: ActionCodec;
+  /** The grid taps are read from (model/pointer.ts), or null when they come from the coordinate tokens. */
+  pointerGrid: readonly [number, number] | null;
 }
 
-/** Loads a checkpoint directory; a training output dir (with best/ and last/) resolves to its best/. */
-export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+/**
+ * Loads a checkpoint directory; a training output dir (with best/ and last/) resolves to its best/.
+ * `tapFrom` (default auto) says where decoded taps land, see pointerGrid.
+ */
+export async function loadCheckpoint(dir: string, opts: { tapFrom?: TapSource | 'auto' } = {}): Promise<LoadedCheckpoint> {
   await initBackend();
   const resolved = !existsSync(join(dir, 'config.json')) && existsSync(join(dir, 'best', 'config.json')) ? join(dir, 'best') : dir;
   const meta: AutoUiCheckpointMeta = await readCheckpointMeta(resolved);
   const config = validateConfig(meta.model, join(resolved, 'config.json'));
   const model = new AutoUiModel(config, 0);
   await loadWeightsInto(resolved, model.namedWeights());
-  return { dir: resolved, meta, model, codec: ActionCodec.fromJSON(meta.codec) };
+  const groundWeight = Number(meta.training.groundWeight ?? 0);
+  return { dir: resolved, meta, model, codec: ActionCodec.fromJSON(meta.codec), pointerGrid: pointerGrid(opts.tapFrom ?? 'auto', meta.encoder.grid, groundWeight) };
 }

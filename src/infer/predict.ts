@@ -17,6 +17,7 @@ import { isTap } from '../eval/action_matching.js';
 import type { ActionCodec, CodecConfig } from '../model/codec.js';
 import type { ModelConfig } from '../model/config.js';
 import { TargetConstraint } from '../model/constrained.js';
+import type { TapSource } from '../model/pointer.js';
 import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '../model/vision/index.js';
 import { inputBatch } from '../train/examples.js';
 import { InputError } from '../util/errors.js';
@@ -99,6 +100,8 @@ export interface ModelInfo {
   codec: CodecConfig;
   encoder: EncoderInfo;
   backend: BackendInfo;
+  /** Where decoded taps land (model/pointer.ts), as resolved for this checkpoint. */
+  tapFrom: TapSource;
   limits: { maxHistorySteps: number; historyUsed: number; maxPixels: number };
 }
 
@@ -242,6 +245,8 @@ export interface PredictorOptions {
   /** Vision encoder spec (see loadEncoder); default: the one the checkpoint names, when built in. */
   encoder?: string;
   maxPixels?: number;
+  /** Where decoded taps land (model/pointer.ts); default auto. */
+  tapFrom?: TapSource | 'auto';
 }
 
 /** Encoder spec for a checkpoint's encoder id, when it can be found without help. */
@@ -267,7 +272,7 @@ export class Predictor {
 
   static async load(dir: string, opts: PredictorOptions = {}): Promise<Predictor> {
     const backend = await initBackend();
-    const checkpoint = await loadCheckpoint(dir);
+    const checkpoint = await loadCheckpoint(dir, { tapFrom: opts.tapFrom });
     const trained = checkpoint.meta.encoder;
     const encoder = await loadEncoder(opts.encoder ?? defaultEncoderSpec(trained, checkpoint.dir));
     if (!sameEncoder(encoder.info, trained)) {
@@ -291,6 +296,7 @@ export class Predictor {
       codec: { ...this.codec.config },
       encoder: this.encoder.info,
       backend: this.backend,
+      tapFrom: this.checkpoint.pointerGrid ? 'attention' : 'tokens',
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
     };
   }
@@ -332,7 +338,7 @@ export class Predictor {
     const batch = { ...inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId), screen: tf.tensor3d(screenData, [rows.length, patches, dim]) };
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, batch);
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, batch, { pointerGrid: this.checkpoint.pointerGrid });
     } finally {
       tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
     }

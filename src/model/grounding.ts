@@ -31,16 +31,22 @@ export function groundingPatches(tap: YX, grid: readonly [number, number]): numb
   return out;
 }
 
+/** ā [B, P]: the screen attention [B, L, P] averaged over the real tokens (inputMask [B, L], 1 = real). */
+export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const m = tf.cast(inputMask, 'float32');
+    const tokens = tf.maximum(tf.sum(m, 1, true), 1); // [B, 1]
+    return tf.div(tf.squeeze(tf.matMul(tf.expandDims(m, 1), attention), [1]), tokens) as tf.Tensor2D;
+  });
+}
+
 /**
  * L_gnd for a batch: attention [B, L, P], inputMask [B, L] (1 = real token), targets [B, P]
  * (1 on S, all zero on rows without a tap, which do not count). 0 when no row has a target.
  */
 export function groundingLoss(attention: tf.Tensor3D, inputMask: tf.Tensor2D, targets: tf.Tensor2D): tf.Scalar {
   return tf.tidy(() => {
-    const m = tf.cast(inputMask, 'float32');
-    const tokens = tf.maximum(tf.sum(m, 1, true), 1); // [B, 1]
-    const mean = tf.div(tf.squeeze(tf.matMul(tf.expandDims(m, 1), attention), [1]), tokens); // [B, P]
-    const hit = tf.sum(tf.mul(mean, targets), 1); // [B]
+    const hit = tf.sum(tf.mul(meanTokenAttention(attention, inputMask), targets), 1); // [B]
     const counted = tf.cast(tf.greater(tf.sum(targets, 1), 0), 'float32');
     const perRow = tf.mul(tf.neg(tf.log(tf.add(hit, 1e-6))), counted);
     return tf.div(tf.sum(perRow), tf.maximum(tf.sum(counted), 1)) as tf.Scalar;

@@ -6,6 +6,7 @@ import { loadShards, type ShardTable } from '../data/shards.js';
 import { requireManifest } from '../data/manifest.js';
 import { AUTOUI_VERSION } from '../data/manifest.js';
 import { predictSplit } from '../eval/evaluate.js';
+import { pointerGrid } from '../model/pointer.js';
 import { scoreItems, type Report } from '../eval/metrics.js';
 import { AutoUiModel } from '../model/autoui.js';
 import { ActionCodec, type CodecConfig, type CodecJSON } from '../model/codec.js';
@@ -262,7 +263,9 @@ function validate(model: AutoUiModel, codec: ActionCodec, split: EncodedSplit, o
   // A fixed random subset: the same rows every epoch, so epochs are comparable.
   const all = Rng.from(opts.seed, 'val').shuffle(Array.from({ length: split.table.rows }, (_, i) => i));
   const rows = all.slice(0, opts.valRows).sort((a, b) => a - b);
-  return scoreItems(predictSplit(model, codec, split, { rows, quiet: true })).report;
+  // Taps decoded as `eval` and `serve` decode them by default, so the best checkpoint is best there.
+  const grid = pointerGrid('auto', split.table.encoder.grid, opts.groundWeight);
+  return scoreItems(predictSplit(model, codec, split, { rows, quiet: true, pointerGrid: grid })).report;
 }
 
 function epochPlan(opts: TrainOptions, epoch: number) {
