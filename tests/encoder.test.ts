@@ -246,3 +246,4 @@ describe('loadEncoder', () => {
     await expect(loadEncoder('resnet')).rejects.toThrow(/unknown encoder spec/);
   });
 });
+

@@ -137,6 +137,63 @@ const PAIR_MIN_WEIGHT = 0.02;
 const PAIRS_PER_PIXEL = 4;
 const PAIR_GAIN = 2;
 
+/**
+ * Per-block vectors (`width` numbers each, row-major blocks) with the indices of their non-zero
+ * entries: most blocks hold a handful of colour pairs or patterns out of hundreds, and every entry
+ * is ≥ 0, so summing only the non-zero ones gives the very same sums (adding +0 changes nothing).
+ */
+class SparseBlocks {
+  private readonly values: Float64Array;
+  private readonly nonzero: Uint16Array;
+  private readonly counts: Uint16Array;
+
+  constructor(
+    readonly blockRows: number,
+    readonly blockCols: number,
+    readonly width: number,
+  ) {
+    this.values = new Float64Array(blockRows * blockCols * width);
+    this.nonzero = new Uint16Array(this.values.length);
+    this.counts = new Uint16Array(blockRows * blockCols);
+  }
+
+  /** Empties every block. */
+  clear(): void {
+    this.values.fill(0);
+    this.counts.fill(0);
+  }
+
+  /** Adds `v` > 0 to entry k of block `blk`, noting the entry the first time it becomes non-zero. */
+  add(blk: number, k: number, v: number): void {
+    const i = blk * this.width + k;
+    if (this.values[i] === 0) this.nonzero[blk * this.width + this.counts[blk]++] = k;
+    this.values[i] += v;
+  }
+
+  /**
+   * Sums the vectors of the window centred on patch (pr, pc): the patch's own `per`×`per` blocks and
+   * half a patch around them, clipped at the screen edge, block by block in row-major order.
+   * Returns how many blocks it summed.
+   */
+  sumWindow(per: number, pr: number, pc: number, into: Float64Array): number {
+    const w = this.width;
+    into.fill(0);
+    let n = 0;
+    for (let br = Math.max(0, pr * per - per / 2); br < Math.min(this.blockRows, (pr + 1) * per + per / 2); br++) {
+      for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(this.blockCols, (pc + 1) * per + per / 2); bc++) {
+        n++;
+        const blk = br * this.blockCols + bc;
+        const base = blk * w;
+        for (let j = 0; j < this.counts[blk]!; j++) {
+          const k = this.nonzero[base + j]!;
+          into[k] += this.values[base + k]!;
+        }
+      }
+    }
+    return n;
+  }
+}
+
 // Scratch planes reused across calls: the feature pass is synchronous, so no call can interleave.
 const lumaPlane = new Float32Array(PIXELS);
 const o1Plane = new Float32Array(PIXELS);
@@ -153,7 +210,7 @@ const sparseColour = new Uint8Array(PIXELS * PAIRS_PER_PIXEL);
 const sparseWeight = new Float32Array(PIXELS * PAIRS_PER_PIXEL);
 const sparseCount = new Uint8Array(PIXELS);
 /** Ordered colour-pair sums per 4×4 block, [block * K² + a * K + b]. */
-const blockPairs = new Float64Array(BLOCK_ROWS * BLOCK_COLS * K * K);
+const blockPairs = new SparseBlocks(BLOCK_ROWS, BLOCK_COLS, K * K);
 const windowPairs = new Float64Array(K * K);
 
 /**
@@ -217,14 +274,14 @@ const LBP_BIN: Int8Array = (() => {
   if (next !== LBP_BINS - 1) throw new Error(`uniform LBP count ${next}`);
   return t;
 })();
-const lbpBlocks = new Float64Array(LBP_BLOCK_ROWS * LBP_BLOCK_COLS * 2 * LBP_BINS);
+const lbpBlocks = new SparseBlocks(LBP_BLOCK_ROWS, LBP_BLOCK_COLS, 2 * LBP_BINS);
 const lbpWindow = new Float64Array(2 * LBP_BINS);
 /** Index offsets of the 8 neighbours in the fine image, clockwise from the top-left: bit k of a pattern. */
 const NEIGHBOURS = [-FINE_W - 1, -FINE_W, -FINE_W + 1, 1, FINE_W + 1, FINE_W, FINE_W - 1, -1];
 
 /** Counts each fine pixel's brighter and darker patterns into its block. */
 function accumulateLbp(fine: Uint8Array): void {
-  lbpBlocks.fill(0);
+  lbpBlocks.clear();
   for (let y = 1; y < FINE_H - 1; y++) {
     for (let x = 1; x < FINE_W - 1; x++) {
       const i = y * FINE_W + x;
@@ -236,18 +293,18 @@ function accumulateLbp(fine: Uint8Array): void {
         if (n >= c + LBP_THRESHOLD) up |= 1 << k;
         else if (n <= c - LBP_THRESHOLD) down |= 1 << k;
       }
-      const base = (((y / LBP_BLOCK) | 0) * LBP_BLOCK_COLS + ((x / LBP_BLOCK) | 0)) * 2 * LBP_BINS;
+      const blk = ((y / LBP_BLOCK) | 0) * LBP_BLOCK_COLS + ((x / LBP_BLOCK) | 0);
       const bu = LBP_BIN[up]!;
-      if (bu >= 0) lbpBlocks[base + bu]++;
+      if (bu >= 0) lbpBlocks.add(blk, bu, 1);
       const bd = LBP_BIN[down]!;
-      if (bd >= 0) lbpBlocks[base + LBP_BINS + bd]++;
+      if (bd >= 0) lbpBlocks.add(blk, LBP_BINS + bd, 1);
     }
   }
 }
 
 /** The pattern histograms of the window centred on patch (pr, pc) (16×16 coarse pixels), per pixel, sqrt-compressed as the pairs. */
 function windowLbpFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
-  const blocks = sumWindow(lbpBlocks, LBP_BLOCK_ROWS, LBP_BLOCK_COLS, (FINE_SCALE * BUILTIN_PATCH) / LBP_BLOCK, pr, pc, lbpWindow);
+  const blocks = lbpBlocks.sumWindow((FINE_SCALE * BUILTIN_PATCH) / LBP_BLOCK, pr, pc, lbpWindow);
   const inv = 1 / (blocks * LBP_BLOCK * LBP_BLOCK);
   for (let k = 0; k < 2 * LBP_BINS; k++) out[o + k] = LBP_GAIN * Math.sqrt(lbpWindow[k]! * inv);
 }
@@ -286,31 +343,53 @@ function toOpponent(px: Uint8Array, channels: number): void {
       lumaPlane[i] = (r + g + b) / 3;
       o1Plane[i] = r - g;
       o2Plane[i] = (r + g) / 2 - b;
-      paletteOf(r, g, b, i);
+      paletteOf((px[j]! << 16) | (px[j + 1]! << 8) | px[j + 2]!, r, g, b, i);
     }
   } else {
     for (let i = 0, j = 0; i < PIXELS; i++, j += channels) {
       lumaPlane[i] = px[j] * inv;
       o1Plane[i] = 0;
       o2Plane[i] = 0;
-      paletteOf(lumaPlane[i]!, lumaPlane[i]!, lumaPlane[i]!, i);
+      paletteOf(px[j]! * 0x010101, lumaPlane[i]!, lumaPlane[i]!, lumaPlane[i]!, i);
     }
   }
 }
 
-function paletteOf(r: number, g: number, b: number, i: number): void {
-  const o = i * PALETTE.length;
+/*
+ * Palette memberships by colour: UI screens reuse a few hundred colours, and the 16 exp() per pixel
+ * were the encoder's largest cost. Entries are the exact float32 values computed below, so cached
+ * and fresh features are bit-identical. Cleared when full (photos have many colours).
+ */
+const CACHED_COLOURS = 1 << 15;
+const colourSlot = new Map<number, number>();
+const colourMemberships = new Float32Array(CACHED_COLOURS * K);
+
+/** Soft palette membership of pixel `i`, whose 8-bit colour is `rgb` (= r, g, b in [0, 1]). */
+function paletteOf(rgb: number, r: number, g: number, b: number, i: number): void {
+  let slot = colourSlot.get(rgb);
+  if (slot === undefined) {
+    if (colourSlot.size === CACHED_COLOURS) colourSlot.clear();
+    slot = colourSlot.size;
+    colourSlot.set(rgb, slot);
+    paletteMembership(r, g, b, colourMemberships, slot * K);
+  }
+  const from = slot * K;
+  const to = i * K;
+  for (let k = 0; k < K; k++) palettePlane[to + k] = colourMemberships[from + k]!;
+}
+
+function paletteMembership(r: number, g: number, b: number, out: Float32Array, o: number): void {
   let total = 0;
-  for (let k = 0; k < PALETTE.length; k++) {
+  for (let k = 0; k < K; k++) {
     const c = PALETTE[k]!;
     const d2 = (r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2;
     const w = Math.exp(-d2 / (2 * PALETTE_SIGMA * PALETTE_SIGMA));
-    palettePlane[o + k] = w;
+    out[o + k] = w;
     total += w;
   }
   // A colour far from every entry still counts as one pixel, spread over its nearest ones.
   const inv = total > 1e-12 ? 1 / total : 0;
-  for (let k = 0; k < PALETTE.length; k++) palettePlane[o + k]! *= inv;
+  for (let k = 0; k < K; k++) out[o + k]! *= inv;
 }
 
 /** Keeps each pixel's few strongest palette memberships, for the pair counts. */
@@ -339,50 +418,31 @@ function sparsifyPalette(): void {
 
 /** Sums w_a(p)·w_b(q) over each block's pixels p, for q = PAIR_STEP pixels right of p and below p. */
 function accumulateBlockPairs(): void {
-  blockPairs.fill(0);
+  blockPairs.clear();
   const W = BUILTIN_WIDTH;
   for (let y = 0; y < BUILTIN_HEIGHT; y++) {
     for (let x = 0; x < W; x++) {
       const i = y * W + x;
-      const base = (((y / BLOCK) | 0) * BLOCK_COLS + ((x / BLOCK) | 0)) * K * K;
-      if (x + PAIR_STEP < W) addPairs(i, i + PAIR_STEP, base);
-      if (y + PAIR_STEP < BUILTIN_HEIGHT) addPairs(i, i + PAIR_STEP * W, base);
+      const blk = ((y / BLOCK) | 0) * BLOCK_COLS + ((x / BLOCK) | 0);
+      if (x + PAIR_STEP < W) addPairs(i, i + PAIR_STEP, blk);
+      if (y + PAIR_STEP < BUILTIN_HEIGHT) addPairs(i, i + PAIR_STEP * W, blk);
     }
   }
 }
 
-function addPairs(p: number, q: number, base: number): void {
+function addPairs(p: number, q: number, blk: number): void {
   const po = p * PAIRS_PER_PIXEL;
   const qo = q * PAIRS_PER_PIXEL;
   for (let s = 0; s < sparseCount[p]!; s++) {
-    const row = base + sparseColour[po + s]! * K;
+    const row = sparseColour[po + s]! * K;
     const wp = sparseWeight[po + s]!;
-    for (let t = 0; t < sparseCount[q]!; t++) blockPairs[row + sparseColour[qo + t]!] += wp * sparseWeight[qo + t]!;
+    for (let t = 0; t < sparseCount[q]!; t++) blockPairs.add(blk, row + sparseColour[qo + t]!, wp * sparseWeight[qo + t]!);
   }
-}
-
-/**
- * Sums the per-block vectors (`into.length` numbers each, row-major blocks) of the window centred
- * on patch (pr, pc): the patch's own `per`×`per` blocks and half a patch around them, clipped at
- * the screen edge. Returns how many blocks it summed.
- */
-function sumWindow(blocks: Float64Array, blockRows: number, blockCols: number, per: number, pr: number, pc: number, into: Float64Array): number {
-  const width = into.length;
-  into.fill(0);
-  let n = 0;
-  for (let br = Math.max(0, pr * per - per / 2); br < Math.min(blockRows, (pr + 1) * per + per / 2); br++) {
-    for (let bc = Math.max(0, pc * per - per / 2); bc < Math.min(blockCols, (pc + 1) * per + per / 2); bc++) {
-      n++;
-      const base = (br * blockCols + bc) * width;
-      for (let k = 0; k < width; k++) into[k] += blocks[base + k]!;
-    }
-  }
-  return n;
 }
 
 /** The unordered colour-pair features of the 16×16-pixel window centred on patch (pr, pc), clipped at the screen edge. */
 function windowPairFeatures(pr: number, pc: number, out: Float32Array, o: number): void {
-  const blocks = sumWindow(blockPairs, BLOCK_ROWS, BLOCK_COLS, BUILTIN_PATCH / BLOCK, pr, pc, windowPairs);
+  const blocks = blockPairs.sumWindow(BUILTIN_PATCH / BLOCK, pr, pc, windowPairs);
   const inv = 1 / (blocks * BLOCK * BLOCK); // per pixel of the window
   let k = 0;
   for (let a = 0; a < K; a++) {
