@@ -6,6 +6,11 @@
 //       c[bi] = op(a[bi % batchA]) · op(b[bi % batchB]), op(x) = xᵀ when its flag is set.
 //     The `bi % batchX` indexing is exactly what tfjs's cpu BatchMatMul kernel does, so results
 //     match it even for the mixed broadcasts where that is not numpy broadcasting.
+//   adamw(p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, bc1, bc2, epsilon, decay, gradScale):
+//     one AdamW step for one parameter tensor, element by element in float32, written to the three
+//     outputs: g' = gradScale·g, m' = β1·m + (1−β1)·g', v' = β2·v + (1−β2)·g'²,
+//     p' = (1 − decay)·p − lr · (m'/bc1) / (√(v'/bc2) + ε). One call instead of ~20 tfjs ops.
+//   sumSquares(x): Σ x² of a Float32Array, accumulated in double (for the global gradient norm).
 //   setThreads(n), threads(), config()
 //
 // Written against plain N-API (node_api.h ships with Node's headers) rather than node-addon-api:
@@ -14,6 +19,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -238,6 +244,67 @@ napi_value Sgemm(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+bool GetNumber(napi_env env, napi_value v, const char* name, double* out) {
+  if (napi_get_value_double(env, v, out) == napi_ok) return true;
+  std::string msg = std::string("autoui_blas: ") + name + " must be a number";
+  napi_throw_type_error(env, nullptr, msg.c_str());
+  return false;
+}
+
+napi_value AdamW(napi_env env, napi_callback_info info) {
+  size_t argc = 15;
+  napi_value argv[15];
+  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "adamw arguments")) return nullptr;
+  if (argc != 15) {
+    napi_throw_type_error(env, nullptr, "autoui_blas.adamw: expects (p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, bc1, bc2, epsilon, decay, gradScale)");
+    return nullptr;
+  }
+  static const char* kArrays[] = {"p", "g", "m", "v", "pOut", "mOut", "vOut"};
+  float* x[7];
+  size_t len[7];
+  for (int i = 0; i < 7; ++i)
+    if (!GetFloat32(env, argv[i], kArrays[i], &x[i], &len[i])) return nullptr;
+  static const char* kNumbers[] = {"lr", "beta1", "beta2", "bc1", "bc2", "epsilon", "decay", "gradScale"};
+  double h[8];
+  for (int i = 0; i < 8; ++i)
+    if (!GetNumber(env, argv[7 + i], kNumbers[i], &h[i])) return nullptr;
+  const size_t n = len[0];
+  for (int i = 1; i < 7; ++i) {
+    if (len[i] != n) {
+      napi_throw_range_error(env, nullptr, "autoui_blas.adamw: all arrays must have the same length");
+      return nullptr;
+    }
+  }
+  const float lr = static_cast<float>(h[0]), b1 = static_cast<float>(h[1]), b2 = static_cast<float>(h[2]);
+  const float bc1 = static_cast<float>(h[3]), bc2 = static_cast<float>(h[4]), eps = static_cast<float>(h[5]);
+  const float keep = static_cast<float>(1.0 - h[6]), scale = static_cast<float>(h[7]);
+  const float *p = x[0], *g = x[1], *m = x[2], *v = x[3];
+  float *po = x[4], *mo = x[5], *vo = x[6];
+  for (size_t i = 0; i < n; ++i) {
+    const float gi = g[i] * scale;
+    const float mi = m[i] * b1 + gi * (1.0f - b1);
+    const float vi = v[i] * b2 + gi * gi * (1.0f - b2);
+    mo[i] = mi;
+    vo[i] = vi;
+    po[i] = p[i] * keep - (mi / bc1) / (std::sqrt(vi / bc2) + eps) * lr;
+  }
+  return nullptr;
+}
+
+napi_value SumSquares(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "sumSquares arguments")) return nullptr;
+  float* x;
+  size_t n;
+  if (argc != 1 || !GetFloat32(env, argv[0], "x", &x, &n)) return nullptr;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  napi_value out;
+  napi_create_double(env, sum, &out);
+  return out;
+}
+
 napi_value SetThreads(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -274,6 +341,8 @@ napi_value Init(napi_env env, napi_value exports) {
   g_threads = std::max(1, openblas_get_num_threads());
   napi_property_descriptor props[] = {
       {"sgemm", nullptr, Sgemm, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"sumSquares", nullptr, SumSquares, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"threads", nullptr, Threads, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"config", nullptr, Config, nullptr, nullptr, nullptr, napi_enumerable, nullptr},

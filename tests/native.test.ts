@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
 import { loadNativeBlas } from '../src/native/blas.js';
 import { disableNativeKernels, enableNativeKernels, nativeKernelBackends, planMatMul } from '../src/native/kernels.js';
+import { ADAMW_KERNEL, hasKernel } from '../src/native/optimizer_kernels.js';
+import { AdamW } from '../src/train/adamw.js';
 import '../src/model/register_gradients.js';
 
 // Skipped only when the addon is not built (scripts/build-native.mjs; CI builds it).
@@ -184,6 +186,36 @@ describe.skipIf(!blas)('native OpenBLAS matmul kernels', () => {
     expect(() => blas!.sgemm(new Float64Array(4) as unknown as Float32Array, small, small, 1, 1, 1, 2, 2, 1, false, false)).toThrow(TypeError);
   });
 
+  it('AdamW on the addon matches the tfjs-op update over several steps, with clipping and decay (cpu and wasm)', async () => {
+    const shapes: Record<string, number[]> = { 'a.weight': [7, 5], 'b.layer_norm.weight': [5], 'c.bias': [3] };
+    const run = async (backend: Backend, native: boolean) => {
+      await initBackend(backend);
+      if (native) enableNativeKernels([backend]);
+      else disableNativeKernels([backend]);
+      const params = new Map(Object.entries(shapes).map(([name, shape], i) => [name, tf.variable(tf.tensor(values(tf.util.sizeFromShape(shape), i), shape))]));
+      const opt = new AdamW(params, { beta1: 0.9, beta2: 0.99, epsilon: 1e-6, weightDecay: 0.1, clipNorm: 2 });
+      const norms: number[] = [];
+      for (let step = 0; step < 4; step++) {
+        const grads = new Map([...params].map(([name, p], i) => [name, tf.tensor(values(p.size, 10 * step + i).map((x) => x * (step + 1)), p.shape)]));
+        norms.push(opt.apply(grads, 0.05));
+        tf.dispose([...grads.values()]);
+      }
+      const out = [...params.values(), ...opt.m.values(), ...opt.v.values()].map((t) => Float32Array.from(t.dataSync()));
+      opt.dispose();
+      tf.dispose([...params.values()]);
+      return { out, norms };
+    };
+    for (const backend of ['cpu', 'wasm'] as const) {
+      const want = await run(backend, false);
+      const got = await run(backend, true);
+      expect(hasKernel(ADAMW_KERNEL)).toBe(true);
+      got.norms.forEach((n, i) => expect(n).toBeCloseTo(want.norms[i]!, 4));
+      // The gradients are clipped from step 1 on (norms well above 2), so the scale is exercised.
+      expect(Math.min(...want.norms)).toBeGreaterThan(2);
+      got.out.forEach((g, i) => expectClose(g, want.out[i]!, Float32Array.from(want.out[i]!, (x) => Math.abs(x) + 1e-2)));
+    }
+  });
+
   it('restores the stock kernels when disabled', async () => {
     await initBackend('wasm');
     disableNativeKernels();
@@ -194,6 +226,7 @@ describe.skipIf(!blas)('native OpenBLAS matmul kernels', () => {
     disableNativeKernels();
     expect(tf.getKernel(tf.BatchMatMul, 'wasm')).toBe(stock);
     expect(nativeKernelBackends()).toEqual([]);
+    expect(hasKernel(ADAMW_KERNEL)).toBe(false);
     // The restored wasm kernel still works (its setup ran for this backend instance).
     const out = tf.matMul(tf.tensor2d([1, 2, 3, 4], [2, 2]), tf.tensor2d([1, 0, 0, 1], [2, 2])).dataSync();
     expect(Array.from(out)).toEqual([1, 2, 3, 4]);

@@ -21,6 +21,17 @@ export interface NativeBlas {
     m: number, n: number, k: number,
     transA: boolean, transB: boolean,
   ): void;
+  /**
+   * One AdamW step for one parameter tensor into pOut, mOut, vOut (all arrays one length):
+   * g' = gradScale·g, m' = β1·m + (1−β1)·g', v' = β2·v + (1−β2)·g'², p' = (1 − decay)·p − lr·(m'/bc1)/(√(v'/bc2) + ε).
+   */
+  adamw(
+    p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
+    pOut: Float32Array, mOut: Float32Array, vOut: Float32Array,
+    lr: number, beta1: number, beta2: number, bc1: number, bc2: number, epsilon: number, decay: number, gradScale: number,
+  ): void;
+  /** Σ x², accumulated in double. */
+  sumSquares(x: Float32Array): number;
   /** Threads for OpenBLAS and for spreading batches of small products. */
   setThreads(threads: number): void;
   threads(): number;

@@ -20,6 +20,7 @@ import '@tensorflow/tfjs-backend-wasm';
 import type { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { loadNativeBlas, type NativeBlas } from './blas.js';
+import { ADAMW_KERNEL, SUM_SQUARES_KERNEL, type AdamWAttrs } from './optimizer_kernels.js';
 
 /** Backends whose tensors the addon can read in place. */
 export type NativeBackendName = 'cpu' | 'wasm';
@@ -27,6 +28,8 @@ type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
 const KERNELS = [tf.BatchMatMul, tf._FusedMatMul] as const;
+/** Replaced on wasm only (the cpu backend's own already shares memory). */
+const WASM_KERNELS = [tf.Identity] as const;
 /** The stock kernels per backend, kept to restore them and for inputs the addon does not take. */
 const originals = new Map<NativeBackendName, Map<string, tf.KernelConfig>>();
 
@@ -184,6 +187,56 @@ function fusedMatMulKernel(blas: NativeBlas, backendName: NativeBackendName): Ke
   };
 }
 
+/** AdamW for one parameter on the addon (optimizer_kernels.ts): three fresh outputs, so no tensor is changed in place. */
+function adamwKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFunc {
+  return (args) => {
+    const { p, g, m, v } = args.inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
+    const a = args.attrs as unknown as AdamWAttrs;
+    const mem = memoryOf(backendName, args.backend);
+    const outs = [p, m, v].map((t) => mem.allocate([...t.shape]));
+    // Views after every allocation: on wasm an allocation may grow (and move) the heap.
+    const views = [p, g, m, v].map((t) => mem.view(t));
+    if (views.some((x) => !x)) throw new Error(`${ADAMW_KERNEL}: inputs must be float32`);
+    const [pv, gv, mv, vv] = views as Float32Array[];
+    blas.adamw(pv!, gv!, mv!, vv!, outs[0]!.values, outs[1]!.values, outs[2]!.values, a.lr, a.beta1, a.beta2, a.bc1, a.bc2, a.epsilon, a.decay, a.gradScale);
+    return outs.map((o) => o.info);
+  };
+}
+
+/** Σ x² over every input on the addon, as one float32 scalar. */
+function sumSquaresKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFunc {
+  return (args) => {
+    const mem = memoryOf(backendName, args.backend);
+    const out = mem.allocate([]);
+    let sum = 0;
+    for (const t of Object.values(args.inputs) as tf.TensorInfo[]) {
+      const x = mem.view(t);
+      if (!x) throw new Error(`${SUM_SQUARES_KERNEL}: inputs must be float32`);
+      sum += blas.sumSquares(x);
+    }
+    mem.view(out.info)![0] = sum;
+    return out.info;
+  };
+}
+
+const OPTIMIZER_KERNELS = [ADAMW_KERNEL, SUM_SQUARES_KERNEL] as const;
+
+/**
+ * Identity that shares its input's memory (one more reference), as the cpu backend's and wasm's own
+ * Reshape do. tfjs runs Identity on every tensor it saves for the backward pass; wasm's stock kernel
+ * copies each one (~380 copies per `tiny` training step). Nothing in tfjs writes into a tensor's
+ * memory after creation, and neither do our kernels (they always allocate outputs), so sharing is safe.
+ */
+function sharedIdentityKernel(backendName: NativeBackendName): KernelFunc {
+  const original = originals.get(backendName)!.get(tf.Identity)!.kernelFunc;
+  return (args) => {
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    if (x.dtype === 'string') return original(args);
+    (args.backend as unknown as { incRef(id: tf.DataId): void }).incRef(x.dataId);
+    return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
+  };
+}
+
 /**
  * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads; returns
  * whether they are active for at least one. Safe to call again. Kernels are looked up per op, so
@@ -194,22 +247,26 @@ export function enableNativeKernels(backends: readonly NativeBackendName[] = ['w
   if (!blas) return false;
   for (const name of backends) {
     if (originals.has(name)) continue;
+    const replaced = name === 'wasm' ? [...KERNELS, ...WASM_KERNELS] : KERNELS;
     const saved = new Map<string, tf.KernelConfig>();
-    for (const kernel of KERNELS) {
+    for (const kernel of replaced) {
       const k = tf.getKernel(kernel, name);
       if (k) saved.set(kernel, k);
     }
-    if (saved.size !== KERNELS.length) continue;
+    if (saved.size !== replaced.length) continue;
     originals.set(name, saved);
-    const replacements: Record<(typeof KERNELS)[number], KernelFunc> = {
-      [tf.BatchMatMul]: batchMatMulKernel(blas, name),
-      [tf._FusedMatMul]: fusedMatMulKernel(blas, name),
+    const replacements: Record<string, () => KernelFunc> = {
+      [tf.BatchMatMul]: () => batchMatMulKernel(blas, name),
+      [tf._FusedMatMul]: () => fusedMatMulKernel(blas, name),
+      [tf.Identity]: () => sharedIdentityKernel(name),
     };
-    for (const kernel of KERNELS) {
+    for (const kernel of replaced) {
       // setupFunc/disposeFunc of the stock kernel (wasm: binding its C++ function) are not needed here.
       tf.unregisterKernel(kernel, name);
-      tf.registerKernel({ kernelName: kernel, backendName: name, kernelFunc: replacements[kernel] });
+      tf.registerKernel({ kernelName: kernel, backendName: name, kernelFunc: replacements[kernel]!() });
     }
+    tf.registerKernel({ kernelName: ADAMW_KERNEL, backendName: name, kernelFunc: adamwKernel(blas, name) });
+    tf.registerKernel({ kernelName: SUM_SQUARES_KERNEL, backendName: name, kernelFunc: sumSquaresKernel(blas, name) });
   }
   return originals.size > 0;
 }
@@ -227,6 +284,7 @@ export function disableNativeKernels(backends: readonly NativeBackendName[] = ['
       tf.registerKernel(config);
       if (instance) config.setupFunc?.(instance);
     }
+    for (const kernel of OPTIMIZER_KERNELS) tf.unregisterKernel(kernel, name);
     originals.delete(name);
   }
 }
