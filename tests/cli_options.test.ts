@@ -25,7 +25,7 @@ describe('--subset-fraction', () => {
   it('train merges it over --google-apps-fraction', () => {
     const base: TrainCliOptions = {
       data: 'd', out: 'o', config: 'tiny', epochs: 1, lr: 1e-3, batch: 8, warmupRatio: 0.1, weightDecay: 0, clipNorm: 1,
-      groundWeight: 1, seed: 0, googleAppsFraction: 0.1, valRows: 0, saveEvery: 0,
+      groundWeight: 1, referWeight: 1, referPerRow: 2, seed: 0, googleAppsFraction: 0.1, valRows: 0, saveEvery: 0,
     };
     expect(trainOptionsFrom(base).subsetFraction).toEqual({ google_apps: 0.1 });
     expect(trainOptionsFrom({ ...base, subsetFraction: { install: 0.5, google_apps: 0.3 } }).subsetFraction).toEqual({ google_apps: 0.3, install: 0.5 });

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { initBackend } from '../src/backend.js';
 import { causalBias, paddingBias, selfAttention } from '../src/model/attention.js';
-import { fusionGate, fuseScreen, gatedFusion, screenAttention } from '../src/model/fusion.js';
+import { fusionGate, fuseScreen, gatedFusion, projectScreen, screenAttention, type FusionWeights } from '../src/model/fusion.js';
 import { embed, geluNew, linear2d, matMul2d, rmsNorm, tokenCrossEntropy } from '../src/model/layers.js';
 import { maxAbsDiff, rng } from './model_fixtures.js';
 
@@ -128,7 +128,7 @@ describe('fusion', () => {
     expect(fused[1]).toBeCloseTo(0.1 * -2 + 0.9 * 0.5, 6);
   });
 
-  test('fuseScreen shapes; padded screen patches do not change the output', () => {
+  test('projection + fuseScreen: shapes; padded screen patches do not change the output', () => {
     const [b, l, p, s, d] = [2, 3, 4, 5, 6];
     const w = {
       screenProj: rand([d, s], 20) as tf.Tensor2D, screenProjBias: rand([d], 21) as tf.Tensor1D,
@@ -138,14 +138,15 @@ describe('fusion', () => {
     const screen = rand([b, p, s], 26) as tf.Tensor3D;
     const mask = tf.tensor2d([[1, 1, 0, 0], [1, 1, 1, 1]], [b, p], 'int32');
     const changed = tf.add(screen, tf.mul(rand([b, p, s], 27), tf.reshape(tf.tensor2d([[0, 0, 1, 1], [0, 0, 0, 0]]), [b, p, 1]))) as tf.Tensor3D;
-    const a = fuseScreen(lang, screen, mask, w);
-    const c = fuseScreen(lang, changed, mask, w);
+    const fuse = (x: tf.Tensor3D, m: tf.Tensor2D | undefined, w: FusionWeights) => fuseScreen(lang, projectScreen(x, w.screenProj, w.screenProjBias), m, w);
+    const a = fuse(screen, mask, w);
+    const c = fuse(changed, mask, w);
     expect(a.fused.shape).toEqual([b, l, d]);
     expect(maxAbsDiff(a.fused, c.fused)).toBeLessThan(1e-5);
     const gate = a.gate.dataSync();
     expect(Math.min(...gate)).toBeGreaterThan(0);
     expect(Math.max(...gate)).toBeLessThan(1);
     // without the mask, the same change does matter
-    expect(maxAbsDiff(fuseScreen(lang, screen, undefined, w).fused, fuseScreen(lang, changed, undefined, w).fused)).toBeGreaterThan(1e-4);
+    expect(maxAbsDiff(fuse(screen, undefined, w).fused, fuse(changed, undefined, w).fused)).toBeGreaterThan(1e-4);
   });
 });

@@ -106,6 +106,17 @@ describe('train', () => {
     expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
+  it('trains with the referring loss by default, and without it when its weight is 0', async () => {
+    const on = await train(opts('refer-on', { epochs: 1 }));
+    await train(opts('refer-off', { epochs: 1, referWeight: 0 }));
+    expect(DEFAULT_TRAIN.referWeight).toBeGreaterThan(0);
+    const meta = JSON.parse(readFileSync(join(on.checkpoint, 'config.json'), 'utf8'));
+    expect(meta.training).toMatchObject({ referWeight: DEFAULT_TRAIN.referWeight, referPerRow: DEFAULT_TRAIN.referPerRow });
+    const a = readFileSync(join(root, 'refer-on', 'last', 'model.safetensors'));
+    const b = readFileSync(join(root, 'refer-off', 'last', 'model.safetensors'));
+    expect(Buffer.compare(a, b)).not.toBe(0);
+  });
+
   it('stops on a non-finite loss with a clear message and keeps the last good checkpoint', async () => {
     const run = train(opts('nan', { lr: 1e30, clipNorm: 0, saveEvery: 1, warmupRatio: 0 }));
     await expect(run).rejects.toBeInstanceOf(DivergedError);

@@ -17,6 +17,8 @@ export interface TrainCliOptions {
   weightDecay: number;
   clipNorm: number;
   groundWeight: number;
+  referWeight: number;
+  referPerRow: number;
   maxSteps?: number;
   seed: number;
   resume?: boolean;
@@ -46,6 +48,8 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     weightDecay: o.weightDecay,
     clipNorm: o.clipNorm,
     groundWeight: o.groundWeight,
+    referWeight: o.referWeight,
+    referPerRow: o.referPerRow,
     maxSteps: o.maxSteps,
     seed: o.seed,
     resume: o.resume ?? false,
@@ -71,6 +75,8 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--weight-decay <w>', 'decoupled weight decay', floatOption('--weight-decay'), d.weightDecay)
     .option('--clip-norm <c>', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm'), d.clipNorm)
     .option('--ground-weight <w>', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone; README, Results)', floatOption('--ground-weight'), d.groundWeight)
+    .option('--refer-weight <w>', 'weight of the referring loss that points the screen attention at each annotated text of the screen (0 = off; README, Results)', floatOption('--refer-weight'), d.referWeight)
+    .option('--refer-per-row <k>', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1), d.referPerRow)
     .option('--max-steps <n>', 'stop after this many optimiser steps in total', intOption('--max-steps', 1))
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { validateConfig, type ModelConfig } from './config.js';
-import { fuseScreen, type Fusion, type FusionWeights } from './fusion.js';
+import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type FusionWeights } from './fusion.js';
 import { groundingLoss } from './grounding.js';
 import { tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
@@ -25,6 +25,26 @@ export interface AutoUiBatch {
   labels: tf.Tensor2D;
   /** [B, P] float32 1 on the patches around a gold tap (see grounding.ts); omitted = no grounding loss. */
   groundTargets?: tf.Tensor2D;
+  /** Referring phrases of the screens (train/referring.ts); omitted = no referring loss. */
+  refer?: ReferringRows;
+}
+
+/** K phrases per screen: rows b·K .. b·K + K − 1 belong to screen b of the batch. */
+export interface ReferringRows {
+  /** [B·K, Lr] int32 phrase ids. */
+  inputIds: tf.Tensor2D;
+  /** [B·K, Lr] 1 for real tokens. */
+  inputMask: tf.Tensor2D;
+  /** [B·K, P] 1 on the patches the phrase's boxes cover; all 0 = no phrase in this row. */
+  targets: tf.Tensor2D;
+}
+
+/** Weights of the two losses our training adds to the paper's (0 = off). */
+export interface AuxLossWeights {
+  /** Tap grounding (grounding.ts). */
+  ground: number;
+  /** Referring phrases (train/referring.ts). */
+  refer: number;
 }
 
 /** Auto-UI: T5 encoder → screen interaction + gated fusion → T5 decoder (paper §3). */
@@ -71,10 +91,15 @@ export class AutoUiModel {
   /** As encode, also returning the fusion gate λ [B, L, d] and the screen attention [B, L, P]. */
   encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): Fusion {
     this.checkEncoderInputs(inputIds, inputMask, screen, screenMask);
-    return tf.tidy(() => {
-      const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
-      return fuseScreen(language, screen, screenMask, this.fusionWeights());
-    });
+    return tf.tidy(() => this.fuse(inputIds, inputMask, screen, screenMask, training).fusion);
+  }
+
+  /** H_language, H'_screen = W·H_screen + b, then the interaction and gated fusion (fusion.ts). */
+  private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, training: boolean): { fusion: Fusion; projected: tf.Tensor3D } {
+    const w = this.fusionWeights();
+    const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
+    const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
+    return { fusion: fuseScreen(language, projected, screenMask, w), projected };
   }
 
   /** Teacher-forced decoder: logits [B, T, V] for decoderInputIds [B, T] over H_fuse. */
@@ -100,24 +125,54 @@ export class AutoUiModel {
 
   /**
    * Mean token cross-entropy over labels != -100 (0 when no label counts), plus
-   * groundWeight · L_gnd when the batch has groundTargets.
+   * weights.ground · L_gnd when the batch has groundTargets and weights.refer · L_ref when it has
+   * referring phrases.
    */
-  loss(batch: AutoUiBatch, training = false, groundWeight = 0): tf.Scalar {
+  loss(batch: AutoUiBatch, training = false, weights: AuxLossWeights = { ground: 0, refer: 0 }): tf.Scalar {
     const { labels } = batch;
     if (labels.rank !== 2 || labels.shape[0] !== batch.inputIds.shape[0]) {
       throw new InputError(`labels must be [B=${batch.inputIds.shape[0]}, T], got [${labels.shape.join(', ')}]`, 'loss');
     }
+    this.checkEncoderInputs(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask);
     return tf.tidy(() => {
-      const { fused: hFuse, attention } = this.encodeFull(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
+      const { fusion, projected } = this.fuse(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
+      const { fused: hFuse, attention } = fusion;
       const logits = this.decode(hFuse, batch.inputMask, this.shiftRight(labels), training);
       const [b, t, v] = logits.shape;
       const flatLabels = tf.reshape(tf.cast(labels, 'int32'), [b * t]) as tf.Tensor1D;
       const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), flatLabels, IGNORE_INDEX);
       const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
-      const tokenLoss = tf.div(tf.sum(perToken), count) as tf.Scalar;
-      if (!batch.groundTargets || groundWeight === 0) return tokenLoss;
-      return tf.add(tokenLoss, tf.mul(groundWeight, groundingLoss(attention, batch.inputMask, batch.groundTargets))) as tf.Scalar;
+      let total = tf.div(tf.sum(perToken), count) as tf.Scalar;
+      if (batch.groundTargets && weights.ground !== 0) {
+        total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
+      }
+      if (batch.refer && weights.refer !== 0) {
+        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(projected, batch.screenMask, batch.refer, training)));
+      }
+      return total;
     });
+  }
+
+  /**
+   * L_ref: each phrase, encoded alone, attends to its own screen's H'_screen as the goal's tokens
+   * do, and the grounding loss asks that attention to sit on the phrase's boxes. The K phrases of
+   * a screen are laid side by side as one query sequence against that screen (the attention is per
+   * token, so this equals K separate attentions) instead of copying H'_screen K times.
+   */
+  private referringLoss(projected: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, refer: ReferringRows, training: boolean): tf.Scalar {
+    const [b, p] = projected.shape;
+    const [rows, len] = refer.inputIds.shape;
+    const k = rows / b;
+    if (!Number.isInteger(k) || !tf.util.arraysEqual(refer.inputMask.shape, [rows, len]) || !tf.util.arraysEqual(refer.targets.shape, [rows, p])) {
+      throw new InputError(
+        `referring rows must be [B·K, Lr] ids and mask and [B·K, P=${p}] targets for B=${b}, got [${refer.inputIds.shape}], [${refer.inputMask.shape}], [${refer.targets.shape}]`,
+        'loss',
+      );
+    }
+    const phrases = encoderStack(this.params, this.config, refer.inputIds, refer.inputMask, this.rng(training));
+    const side = tf.reshape(phrases, [b, k * len, this.config.dModel]) as tf.Tensor3D;
+    const attention = tf.reshape(screenAttentionWeights(side, projected, screenMask), [rows, len, p]) as tf.Tensor3D;
+    return groundingLoss(attention, refer.inputMask, refer.targets);
   }
 
   /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */

@@ -25,15 +25,17 @@ export function projectScreen(screen: tf.Tensor3D, weight: tf.Tensor2D, bias: tf
   return dense(screen, weight, bias);
 }
 
-/**
- * H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d], with the softmax weights
- * [B, L, P] (where each language token looks; padded patches get none).
- */
-export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): { attended: tf.Tensor3D; weights: tf.Tensor3D } {
+/** softmax(H_language H'_screenᵀ / √d), [B, L, P]: where each language token looks (padded patches get nothing). */
+export function screenAttentionWeights(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
   const d = language.shape[2];
   let scores = tf.mul(tf.matMul(language, screen, false, true), 1 / Math.sqrt(d)) as tf.Tensor3D;
   if (screenMask) scores = tf.add(scores, tf.squeeze(paddingBias(screenMask), [1])) as tf.Tensor3D;
-  const weights = tf.softmax(scores);
+  return tf.softmax(scores);
+}
+
+/** H_attn = softmax(H_language H'_screenᵀ / √d) H'_screen, [B, L, d], with the softmax weights [B, L, P]. */
+export function screenAttention(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): { attended: tf.Tensor3D; weights: tf.Tensor3D } {
+  const weights = screenAttentionWeights(language, screen, screenMask);
   return { attended: tf.matMul(weights, screen), weights };
 }
 
@@ -60,9 +62,8 @@ export type Fusion = {
   attention: tf.Tensor3D;
 };
 
-/** Full fusion module: H_fuse, with λ and the attention weights. */
-export function fuseScreen(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights): Fusion {
-  const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
+/** Interaction and fusion over the projected screen H'_screen (projectScreen): H_fuse, with λ and the attention weights. */
+export function fuseScreen(language: tf.Tensor3D, projected: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, w: FusionWeights): Fusion {
   const { attended, weights: attention } = screenAttention(language, projected, screenMask);
   const gate = fusionGate(language, attended, w);
   return { fused: gatedFusion(language, attended, gate), gate, attention };

@@ -4,6 +4,9 @@ import { historyOf, normalizeAction, planOf } from '../data/normalize.js';
 import type { ActionCodec } from '../model/codec.js';
 import { groundingPatches } from '../model/grounding.js';
 import { isTapAction } from '../eval/action_matching.js';
+import type { Rng } from '../util/rng.js';
+import type { ReferringRows } from '../model/autoui.js';
+import { referringBatch, type ReferringPhrase } from './referring.js';
 
 /** One split, tokenised: inputs and chain-of-action targets per row of the shard table. */
 export interface EncodedSplit {
@@ -33,6 +36,8 @@ export interface Batch {
   labels: tf.Tensor2D;
   /** [B, P] patches around each gold tap (grounding.ts); only when asked for and the encoder has a grid. */
   groundTargets?: tf.Tensor2D;
+  /** Referring phrases of the screens (referring.ts); likewise. */
+  refer?: ReferringRows;
 }
 
 /** Pads a list of id sequences to one length; `fill` marks padding. */
@@ -71,11 +76,20 @@ export function groundTargetBatch(table: ShardTable, rows: readonly number[], gr
   return tf.tensor2d(data, [rows.length, P]);
 }
 
-/** One training batch; `grounding` adds the tap targets of the grounding loss. */
-export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: number, grounding = false): Batch {
+export interface BatchExtras {
+  /** Add the tap targets of the grounding loss. */
+  grounding?: boolean;
+  /** Add `perRow` referring phrases per screen (referring.ts), drawn by `rng`. */
+  refer?: { phrases: readonly (readonly ReferringPhrase[])[]; perRow: number; rng: Rng };
+}
+
+/** One training batch, with the targets of our auxiliary losses when asked (and the encoder has a patch grid). */
+export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: number, extras: BatchExtras = {}): Batch {
   const grid = split.table.encoder.grid;
+  const { refer } = extras;
   return {
-    ...(grounding && grid ? { groundTargets: groundTargetBatch(split.table, rows, grid) } : {}),
+    ...(extras.grounding && grid ? { groundTargets: groundTargetBatch(split.table, rows, grid) } : {}),
+    ...(refer && grid ? { refer: referringBatch(rows.map((r) => refer.phrases[r]!), refer.perRow, grid[0] * grid[1], padId, refer.rng) } : {}),
     ...inputBatch(rows.map((r) => split.inputs[r]!), padId),
     screen: screenBatch(split.table, rows),
     labels: (() => {
@@ -87,5 +101,5 @@ export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: n
 }
 
 export function disposeBatch(b: Batch): void {
-  tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels, ...(b.groundTargets ? [b.groundTargets] : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : [])]);
 }

@@ -30,6 +30,7 @@ import {
   type TrainerState,
 } from './checkpoint.js';
 import { disposeBatch, encodeSplit, makeBatch, type EncodedSplit } from './examples.js';
+import { tablePhrases } from './referring.js';
 
 export type AutoUiCheckpointMeta = CheckpointMeta<ModelConfig, CodecJSON, EncoderInfo>;
 
@@ -53,6 +54,10 @@ export interface TrainOptions {
   clipNorm: number;
   /** Weight of the grounding loss on the screen attention at tap steps (model/grounding.ts); 0 = the paper's loss alone. */
   groundWeight: number;
+  /** Weight of the referring loss on the screens' annotated texts (referring.ts); 0 = off. */
+  referWeight: number;
+  /** Referring phrases drawn per screen and step. */
+  referPerRow: number;
   maxSteps?: number;
   seed: number;
   resume: boolean;
@@ -78,6 +83,8 @@ export const DEFAULT_TRAIN: Omit<TrainOptions, 'data' | 'out'> = {
   weightDecay: DEFAULT_ADAMW.weightDecay,
   clipNorm: DEFAULT_ADAMW.clipNorm,
   groundWeight: 1,
+  referWeight: 1,
+  referPerRow: 2,
   seed: 42,
   resume: false,
   subsetFraction: { google_apps: 0.1 },
@@ -107,7 +114,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const lastDir = join(opts.out, 'last');
   const bestDir = join(opts.out, 'best');
 
-  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: false });
+  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: opts.referWeight > 0 });
   if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
   const valTable = opts.valRows > 0 ? await loadShards(opts.data, { split: 'val', subsets: opts.subsets }) : null;
 
@@ -146,6 +153,8 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
   const trainSplit = encodeSplit(trainTable, codec);
   const valSplit = valTable ? encodeSplit(valTable, codec) : null;
+  const phrases = opts.referWeight > 0 ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null;
+  if (opts.referWeight > 0 && !trainTable.encoder.grid) log(`note: encoder '${trainTable.encoder.id}' has no patch grid, so the referring loss is off`);
   const lengths = trainSplit.inputs.map((x, i) => x.length + trainSplit.targets[i]!.length);
   const batchesPerEpoch = planEpoch(lengths, trainTable.subset, epochPlan(opts, 0)).length;
   const plannedSteps = opts.epochs * batchesPerEpoch;
@@ -198,10 +207,14 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
           return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
         }
         const rows = batches[state.batch]!;
-        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId, opts.groundWeight > 0);
+        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId, {
+          grounding: opts.groundWeight > 0,
+          // Drawn from a stream keyed by the step, as the dropout masks, so a resumed run draws the same phrases.
+          ...(phrases ? { refer: { phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
+        });
         // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
         model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-        const { value, grads } = tf.variableGrads(() => model.loss(batch, true, opts.groundWeight), [...weights.values()]);
+        const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight }), [...weights.values()]);
         disposeBatch(batch);
         const loss = value.dataSync()[0]!;
         value.dispose();
@@ -297,6 +310,8 @@ function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: numbe
     weightDecay: opts.weightDecay,
     clipNorm: opts.clipNorm,
     groundWeight: opts.groundWeight,
+    referWeight: opts.referWeight,
+    referPerRow: opts.referPerRow,
     seed: opts.seed,
     subsetFraction: opts.subsetFraction,
     trainRows: t.rows,

@@ -1,0 +1,120 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { ShardTable } from '../data/shards.js';
+import type { Box, UiAnnotations, YX } from '../data/types.js';
+import type { ReferringRows } from '../model/autoui.js';
+import { groundingPatches } from '../model/grounding.js';
+import type { Rng } from '../util/rng.js';
+
+/*
+ * Referring phrases: the screen's own text annotations as extra grounding supervision (our
+ * addition, training only). AITW annotates every screen with OCR'd text boxes
+ * (`image/ui_annotations_text`), so each training screen says where ~10–20 words are — "Walmart"
+ * under its icon, "Bluetooth" on its settings row — where the gold action marks one place at
+ * most. The referring loss asks the language encoder's tokens for a phrase alone, attending
+ * through the same single-head screen attention, to look at that phrase's box: the loss of
+ * grounding.ts with the phrase's patches as S. The decoder never sees these rows, and inference
+ * reads only the screenshot, as the paper's model does.
+ */
+
+export interface ReferringPhrase {
+  /** The text, trimmed and lower-cased: phrases with one key name the same thing. */
+  key: string;
+  /** Token ids of the annotation text (no eos). */
+  ids: number[];
+  /** Row-major patches around every box that carries this text and the icon it labels (a label repeated on screen counts at each place). */
+  patches: number[];
+}
+
+export interface ReferringOptions {
+  /** Phrases longer than this many tokens are skipped (titles and sentences say little about one place). */
+  maxTokens: number;
+}
+
+export const DEFAULT_REFERRING: Readonly<ReferringOptions> = { maxTokens: 6 };
+
+/** Texts that name something: at least two letters in a row (not clocks, percentages or glyph-only labels). */
+const NAMING = /\p{L}\p{L}/u;
+
+/** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
+const LABEL_GAP = 0.03;
+const LABEL_ALIGN = 0.03;
+
+/**
+ * The untexted box (an icon) that the text box `label` names: one directly above it, horizontally
+ * centred on it, as app grids (launchers, drawers, share sheets) lay labels out. Taps land on the
+ * icon, and the label's own patches see only its lower edge.
+ */
+export function labelledIcon(ann: UiAnnotations, label: number): Box | undefined {
+  const [ly, lx, , lw] = ann.positions[label]!;
+  return ann.positions.find(([y, x, h, w], i) => ann.text[i]!.trim() === '' && Math.abs(x + w / 2 - (lx + lw / 2)) < LABEL_ALIGN && ly - (y + h) >= 0 && ly - (y + h) < LABEL_GAP);
+}
+
+/**
+ * The referring phrases of one screen: each distinct annotation text (case-insensitive) that names
+ * something, with the patches around the centres of all its boxes and of the icons they label. Pure.
+ */
+export function referringPhrases(
+  ann: UiAnnotations,
+  encode: (text: string) => number[],
+  grid: readonly [number, number],
+  opts: ReferringOptions = DEFAULT_REFERRING,
+): ReferringPhrase[] {
+  const byKey = new Map<string, { text: string; patches: Set<number> }>();
+  const centre = ([y, x, h, w]: Box): YX => [y + h / 2, x + w / 2];
+  ann.text.forEach((raw, i) => {
+    const text = raw.trim();
+    if (!NAMING.test(text)) return;
+    const key = text.toLowerCase();
+    const entry = byKey.get(key) ?? { text, patches: new Set<number>() };
+    const icon = labelledIcon(ann, i);
+    for (const box of icon ? [ann.positions[i]!, icon] : [ann.positions[i]!]) {
+      for (const p of groundingPatches(centre(box), grid)) entry.patches.add(p);
+    }
+    byKey.set(key, entry);
+  });
+  const out: ReferringPhrase[] = [];
+  for (const [key, { text, patches }] of byKey) {
+    const ids = encode(text);
+    if (ids.length === 0 || ids.length > opts.maxTokens || patches.size === 0) continue;
+    out.push({ key, ids, patches: [...patches].sort((a, b) => a - b) });
+  }
+  return out;
+}
+
+/** The referring phrases of every row of a table loaded with its annotations (none without a patch grid). */
+export function tablePhrases(table: ShardTable, encode: (text: string) => number[], opts: ReferringOptions = DEFAULT_REFERRING): ReferringPhrase[][] {
+  const { grid } = table.encoder;
+  if (!table.annotations) throw new Error('tablePhrases needs a table loaded with its annotations');
+  return table.annotations.map((ann) => (grid ? referringPhrases(ann, encode, grid, opts) : []));
+}
+
+/**
+ * Referring rows for a batch of screens: up to `perRow` distinct phrases of each, drawn by `rng`;
+ * phrase k of screen b at row b·perRow + k (as the referring loss reads them). Screens with fewer
+ * phrases leave rows empty (no token, no target), which the loss skips.
+ */
+export function referringBatch(
+  phrases: readonly (readonly ReferringPhrase[])[],
+  perRow: number,
+  patches: number,
+  padId: number,
+  rng: Rng,
+): ReferringRows {
+  const drawn = Array.from({ length: perRow * phrases.length }, (): ReferringPhrase | undefined => undefined);
+  phrases.forEach((list, b) => rng.sample(list, perRow).forEach((ph, k) => (drawn[b * perRow + k] = ph)));
+  const len = Math.max(1, ...drawn.map((ph) => ph?.ids.length ?? 0));
+  const ids = new Int32Array(drawn.length * len).fill(padId);
+  const mask = new Int32Array(drawn.length * len);
+  const targets = new Float32Array(drawn.length * patches);
+  drawn.forEach((ph, i) => {
+    if (!ph) return;
+    ids.set(ph.ids, i * len);
+    mask.fill(1, i * len, i * len + ph.ids.length);
+    for (const p of ph.patches) targets[i * patches + p] = 1;
+  });
+  return {
+    inputIds: tf.tensor2d(ids, [drawn.length, len], 'int32'),
+    inputMask: tf.tensor2d(mask, [drawn.length, len], 'int32'),
+    targets: tf.tensor2d(targets, [drawn.length, patches]),
+  };
+}
