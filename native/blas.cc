@@ -64,7 +64,7 @@ bool GetFloat32(napi_env env, napi_value v, const char* name, float** data, size
     if (!Check(env, napi_get_typedarray_info(env, v, &type, length, &ptr, nullptr, nullptr), name)) return false;
   }
   if (!is_typed || type != napi_float32_array) {
-    std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be a Float32Array";
+    std::string msg = std::string("autoui_blas: ") + name + " must be a Float32Array";
     napi_throw_type_error(env, nullptr, msg.c_str());
     return false;
   }
@@ -76,14 +76,24 @@ bool GetInt(napi_env env, napi_value v, const char* name, int64_t* out) {
   napi_valuetype t;
   if (!Check(env, napi_typeof(env, v, &t), name)) return false;
   if (t == napi_number && Check(env, napi_get_value_int64(env, v, out), name) && *out >= 0 && *out <= INT32_MAX) return true;
-  std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be an integer in [0, 2^31)";
+  std::string msg = std::string("autoui_blas: ") + name + " must be an integer in [0, 2^31)";
   napi_throw_range_error(env, nullptr, msg.c_str());
   return false;
 }
 
 bool GetBool(napi_env env, napi_value v, const char* name, bool* out) {
   if (napi_get_value_bool(env, v, out) == napi_ok) return true;
-  std::string msg = std::string("autoui_blas.sgemm: ") + name + " must be a boolean";
+  std::string msg = std::string("autoui_blas: ") + name + " must be a boolean";
+  napi_throw_type_error(env, nullptr, msg.c_str());
+  return false;
+}
+
+// Reads exactly `n` arguments into argv, or throws a TypeError quoting the call's signature.
+bool GetArgs(napi_env env, napi_callback_info info, size_t n, napi_value* argv, const char* signature) {
+  size_t argc = n;
+  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), signature)) return false;
+  if (argc == n) return true;
+  std::string msg = std::string("autoui_blas.") + signature;
   napi_throw_type_error(env, nullptr, msg.c_str());
   return false;
 }
@@ -192,13 +202,8 @@ class BatchPool {
 BatchPool g_pool;
 
 napi_value Sgemm(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
   napi_value argv[11];
-  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "sgemm arguments")) return nullptr;
-  if (argc != 11) {
-    napi_throw_type_error(env, nullptr, "autoui_blas.sgemm: expects (a, b, c, batch, batchA, batchB, m, n, k, transA, transB)");
-    return nullptr;
-  }
+  if (!GetArgs(env, info, 11, argv, "sgemm(a, b, c, batch, batchA, batchB, m, n, k, transA, transB)")) return nullptr;
   float *a, *b, *c;
   size_t la, lb, lc;
   int64_t batch, batchA, batchB, m, n, k;
@@ -252,13 +257,8 @@ bool GetNumber(napi_env env, napi_value v, const char* name, double* out) {
 }
 
 napi_value AdamW(napi_env env, napi_callback_info info) {
-  size_t argc = 15;
   napi_value argv[15];
-  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "adamw arguments")) return nullptr;
-  if (argc != 15) {
-    napi_throw_type_error(env, nullptr, "autoui_blas.adamw: expects (p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, bc1, bc2, epsilon, decay, gradScale)");
-    return nullptr;
-  }
+  if (!GetArgs(env, info, 15, argv, "adamw(p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, bc1, bc2, epsilon, decay, gradScale)")) return nullptr;
   static const char* kArrays[] = {"p", "g", "m", "v", "pOut", "mOut", "vOut"};
   float* x[7];
   size_t len[7];
@@ -292,12 +292,10 @@ napi_value AdamW(napi_env env, napi_callback_info info) {
 }
 
 napi_value SumSquares(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "sumSquares arguments")) return nullptr;
   float* x;
   size_t n;
-  if (argc != 1 || !GetFloat32(env, argv[0], "x", &x, &n)) return nullptr;
+  if (!GetArgs(env, info, 1, argv, "sumSquares(x)") || !GetFloat32(env, argv[0], "x", &x, &n)) return nullptr;
   double sum = 0;
   for (size_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
   napi_value out;
@@ -306,15 +304,9 @@ napi_value SumSquares(napi_env env, napi_callback_info info) {
 }
 
 napi_value SetThreads(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
   int64_t n = 0;
-  if (!Check(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr), "setThreads arguments")) return nullptr;
-  if (argc != 1) {
-    napi_throw_type_error(env, nullptr, "autoui_blas.setThreads: expects one argument");
-    return nullptr;
-  }
-  if (!GetInt(env, argv[0], "threads", &n)) return nullptr;
+  if (!GetArgs(env, info, 1, argv, "setThreads(threads)") || !GetInt(env, argv[0], "threads", &n)) return nullptr;
   if (n < 1) {
     napi_throw_range_error(env, nullptr, "autoui_blas.setThreads: threads must be at least 1");
     return nullptr;

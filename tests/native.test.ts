@@ -184,6 +184,10 @@ describe.skipIf(!blas)('native OpenBLAS matmul kernels', () => {
     expect(() => blas!.sgemm(small, small, small, 1, 1, 1, 3, 3, 3, false, false)).toThrow(RangeError);
     expect(() => blas!.sgemm(small, small, new Float32Array(4), 2, 1, 1, 2, 2, 1, false, false)).toThrow(RangeError);
     expect(() => blas!.sgemm(new Float64Array(4) as unknown as Float32Array, small, small, 1, 1, 1, 2, 2, 1, false, false)).toThrow(TypeError);
+    const adamw = blas!.adamw as unknown as (...args: unknown[]) => void;
+    expect(() => adamw(small, small, small, small, small, small, new Float32Array(3), 1e-3, 0.9, 0.999, 1, 1, 1e-8, 0, 1)).toThrow(/same length/);
+    expect(() => adamw(small, small)).toThrow(/adamw\(p, g, m, v/);
+    expect(() => (blas!.sumSquares as unknown as () => number)()).toThrow(/sumSquares\(x\)/);
   });
 
   it('AdamW on the addon matches the tfjs-op update over several steps, with clipping and decay (cpu and wasm)', async () => {

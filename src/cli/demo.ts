@@ -118,7 +118,7 @@ export function registerDemo(program: Command): void {
     .option('--out <dir>', 'where data and checkpoints go', 'runs/demo')
     .option('--checkpoint <dir>', 'checkpoint directory (default: <out>/checkpoints/demo)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), 3000)
-    .option('--epochs <n>', 'training epochs', intOption('--epochs', 1), 14)
+    .option('--epochs <n>', 'training epochs (10 keeps the run under 15 min on a slow hour of our 2-core machine: README, Results)', intOption('--epochs', 1), 14)
     .option('--batch <n>', 'batch size', intOption('--batch', 1), 16)
     .option('--coord-bins <q>', 'coordinate grid steps per axis (20: 0.05, well inside the 0.14 tap tolerance)', intOption('--coord-bins', 2), 20)
     .option('--lr <rate>', 'peak learning rate', floatOption('--lr'), 1e-3)

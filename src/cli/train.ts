@@ -5,28 +5,19 @@ import { InputError } from '../util/errors.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 import { formatReport } from '../eval/format_report.js';
 
-export interface TrainCliOptions {
-  data: string;
-  out: string;
+/** The trainer's options that the CLI takes under the same names and meanings. */
+type SharedTrainOptions = Pick<
+  TrainOptions,
+  'data' | 'out' | 'init' | 'epochs' | 'lr' | 'warmupRatio' | 'weightDecay' | 'clipNorm' | 'groundWeight' | 'referWeight' | 'referPerRow' | 'maxSteps' | 'seed' | 'valRows' | 'saveEvery'
+>;
+
+export interface TrainCliOptions extends SharedTrainOptions {
   config: string;
-  init?: string;
-  epochs: number;
-  lr: number;
   batch: number;
-  warmupRatio: number;
-  weightDecay: number;
-  clipNorm: number;
-  groundWeight: number;
-  referWeight: number;
-  referPerRow: number;
-  maxSteps?: number;
-  seed: number;
   resume?: boolean;
   subsets?: string;
   googleAppsFraction: number;
   subsetFraction?: Record<string, number>;
-  valRows: number;
-  saveEvery: number;
   dropout?: number;
   coordBins?: number;
   json?: boolean;
@@ -34,32 +25,19 @@ export interface TrainCliOptions {
 
 /** Turns the CLI's flat options into the trainer's, checking names against what exists. */
 export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
-  if (!isPresetName(o.config)) throw new InputError(`unknown config '${o.config}' (one of ${Object.keys(PRESETS).join(', ')})`, '--config');
+  const { config, batch, resume, subsets, googleAppsFraction, subsetFraction, dropout, coordBins, json, ...shared } = o;
+  if (!isPresetName(config)) throw new InputError(`unknown config '${config}' (one of ${Object.keys(PRESETS).join(', ')})`, '--config');
   return {
     ...DEFAULT_TRAIN,
-    data: o.data,
-    out: o.out,
-    preset: o.config,
-    init: o.init,
-    epochs: o.epochs,
-    lr: o.lr,
-    batchSize: o.batch,
-    warmupRatio: o.warmupRatio,
-    weightDecay: o.weightDecay,
-    clipNorm: o.clipNorm,
-    groundWeight: o.groundWeight,
-    referWeight: o.referWeight,
-    referPerRow: o.referPerRow,
-    maxSteps: o.maxSteps,
-    seed: o.seed,
-    resume: o.resume ?? false,
-    subsets: o.subsets?.split(',').map((s) => s.trim()).filter(Boolean),
-    subsetFraction: { google_apps: o.googleAppsFraction, ...o.subsetFraction },
-    valRows: o.valRows,
-    saveEvery: o.saveEvery,
-    modelOverrides: o.dropout === undefined ? undefined : { dropoutRate: o.dropout },
-    codec: o.coordBins === undefined ? undefined : { coordBins: o.coordBins },
-    quiet: o.json,
+    ...shared,
+    preset: config,
+    batchSize: batch,
+    resume: resume ?? false,
+    subsets: subsets?.split(',').map((s) => s.trim()).filter(Boolean),
+    subsetFraction: { google_apps: googleAppsFraction, ...subsetFraction },
+    modelOverrides: dropout === undefined ? undefined : { dropoutRate: dropout },
+    codec: coordBins === undefined ? undefined : { coordBins },
+    quiet: json,
   };
 }
 
