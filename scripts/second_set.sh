@@ -6,12 +6,12 @@
 # moves by several points between runs that differ by chance alone; this set is 8× larger.
 #
 #   bash scripts/second_set.sh [CHECKPOINT] [DIR] [SEED]
-#     CHECKPOINT  default runs/demo/checkpoints/demo/best
+#     CHECKPOINT  default checkpoints/demo/best (where `autoui demo` leaves it)
 #     DIR         where the set and its shards go (reused when present), default runs/second-set
 #     SEED        default 7
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ckpt=${1:-runs/demo/checkpoints/demo/best}
+ckpt=${1:-checkpoints/demo/best}
 dir=${2:-runs/second-set}
 seed=${3:-7}
 cli=(node dist/src/cli.js)

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runDemo } from '../src/cli/demo.js';
+import { demoPaths, runDemo } from '../src/cli/demo.js';
 
 describe('demo', () => {
   it('runs synth → prepare → train → eval end to end under --out, and a re-run resumes every stage', async () => {
@@ -16,5 +16,12 @@ describe('demo', () => {
     expect(Object.keys(r.metrics)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
     const again = await runDemo(o);
     expect(again.metrics).toEqual(r.metrics);
+  });
+
+  it('keeps data in runs/demo and the checkpoint in checkpoints/demo by default, and everything under --out when given', () => {
+    expect(demoPaths({})).toEqual({ synth: join('runs', 'demo', 'synth'), shards: join('runs', 'demo', 'shards'), checkpoint: join('checkpoints', 'demo') });
+    expect(demoPaths({ out: 'x' })).toEqual({ synth: join('x', 'synth'), shards: join('x', 'shards'), checkpoint: join('x', 'checkpoints', 'demo') });
+    expect(demoPaths({ out: 'x', checkpoint: 'c' }).checkpoint).toBe('c');
+    expect(demoPaths({ checkpoint: 'c' })).toMatchObject({ shards: join('runs', 'demo', 'shards'), checkpoint: 'c' });
   });
 });

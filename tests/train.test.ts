@@ -98,6 +98,20 @@ describe('train', () => {
     expect(Buffer.compare(c, d)).toBe(0);
   });
 
+  it('--max-steps within an epoch still validates and keeps last and best, and resuming it trains no further', async () => {
+    const r = await train(opts('capped', { maxSteps: 3 }));
+    expect(r.state.globalStep).toBe(3);
+    expect(r.state.batch).toBe(3);
+    expect(r.state.history).toHaveLength(1);
+    expect(r.val).not.toBeNull();
+    const saved = JSON.parse(readFileSync(join(root, 'capped', 'last', 'trainer_state.json'), 'utf8'));
+    expect(saved).toMatchObject({ globalStep: 3, epoch: 0, batch: 3 });
+    expect(readFileSync(join(root, 'capped', 'best', 'model.safetensors'))).toEqual(readFileSync(join(root, 'capped', 'last', 'model.safetensors')));
+    const again = await train(opts('capped', { maxSteps: 3, resume: true }));
+    expect(again.state.globalStep).toBe(3);
+    expect(again.state.history).toHaveLength(1);
+  });
+
   it('a different seed gives different weights (the resume test above can fail)', async () => {
     await train(opts('seed2', { seed: 43, epochs: 1 }));
     await train(opts('seed1', { epochs: 1 }));

@@ -11,7 +11,8 @@ import { progress } from '../util/progress.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 
 export interface DemoOptions {
-  out: string;
+  /** Everything the demo makes goes under this directory (default: data in runs/demo, the checkpoint in checkpoints/demo). */
+  out?: string;
   checkpoint?: string;
   episodes: number;
   epochs: number;
@@ -41,12 +42,17 @@ export interface DemoResult {
   metrics: Report;
 }
 
+/** Where the demo's synthetic set, shards and checkpoint go: all under `out` when given, else the project's defaults. */
+export function demoPaths(o: Pick<DemoOptions, 'out' | 'checkpoint'>): { synth: string; shards: string; checkpoint: string } {
+  const data = o.out ?? join('runs', 'demo');
+  const checkpoint = o.checkpoint ?? (o.out === undefined ? join('checkpoints', 'demo') : join(o.out, 'checkpoints', 'demo'));
+  return { synth: join(data, 'synth'), shards: join(data, 'shards'), checkpoint };
+}
+
 /** The main job: synthesise → prepare → train tiny → evaluate on the held-out test split. Each stage resumes. */
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const say = (line: string) => process.stderr.write(line + '\n');
-  const synthDir = join(o.out, 'synth');
-  const shardDir = join(o.out, 'shards');
-  const ckptDir = o.checkpoint ?? join(o.out, 'checkpoints', 'demo');
+  const { synth: synthDir, shards: shardDir, checkpoint: ckptDir } = demoPaths(o);
 
   say(`[1/4] synthesising ${o.episodes} episodes → ${synthDir}`);
   let bar: ReturnType<typeof progress> | undefined;
@@ -115,8 +121,8 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('the main job, offline: synthesise the built-in set, prepare shards, train `tiny`, evaluate on the test split')
-    .option('--out <dir>', 'where data and checkpoints go', 'runs/demo')
-    .option('--checkpoint <dir>', 'checkpoint directory (default: <out>/checkpoints/demo)')
+    .option('--out <dir>', 'put everything the demo makes under this directory (default: data in runs/demo, the checkpoint in checkpoints/demo)')
+    .option('--checkpoint <dir>', 'checkpoint directory (default: checkpoints/demo, or <out>/checkpoints/demo with --out)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), 3000)
     .option('--epochs <n>', 'training epochs (10 keeps the run under 15 min on a slow hour of our 2-core machine: README, Results)', intOption('--epochs', 1), 14)
     .option('--batch <n>', 'batch size', intOption('--batch', 1), 16)

@@ -197,10 +197,11 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     const started = Date.now();
     let samples = 0;
 
-    outer: for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
+    for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
+      if (state.globalStep >= state.totalSteps) break;
       const batches = planEpoch(lengths, trainTable.subset, epochPlan(opts, state.epoch));
       for (; state.batch < batches.length; ) {
-        if (state.globalStep >= state.totalSteps) break outer;
+        if (state.globalStep >= state.totalSteps) break;
         if (opts.stopAfter !== undefined && stepsThisRun >= opts.stopAfter) {
           await save(lastDir, true);
           bar.stop();
@@ -239,7 +240,9 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
         bar.tick(1, { loss: lossEma, 'samples/s': samples / ((Date.now() - started) / 1000) });
         if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(lastDir, true);
       }
-      // End of an epoch: validate, keep last and best.
+      // End of an epoch, or of the run at --max-steps within one: validate, keep last and best.
+      const epochDone = state.batch >= batches.length;
+      const keep = (save: () => Promise<void>) => (epochDone ? saveNextEpoch(state, save) : save());
       state.history.push({ epoch: state.epoch + 1, step: state.globalStep, loss: lossEma ?? NaN });
       if (valSplit) {
         lastVal = validate(model, codec, valSplit, opts);
@@ -248,10 +251,11 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
         log(`\nepoch ${state.epoch + 1}: loss ${lossEma?.toFixed(4)} · val action matching ${score.toFixed(2)}% (click ${lastVal.click_acc?.toFixed(1) ?? '-'}%)`);
         if (state.bestScore === null || score > state.bestScore) {
           state.bestScore = score;
-          await saveNextEpoch(state, () => save(bestDir, false));
+          await keep(() => save(bestDir, false));
         }
       }
-      await saveNextEpoch(state, () => save(lastDir, true));
+      await keep(() => save(lastDir, true));
+      if (!epochDone) break;
     }
     bar.stop();
     if (!existsSync(bestDir)) await save(bestDir, false);
