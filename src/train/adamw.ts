@@ -51,22 +51,22 @@ export class AdamW {
       for (const [name, p] of this.params) {
         const g0 = grads.get(name);
         if (!g0) continue;
+        const m = this.m.get(name)!;
+        const v = this.v.get(name)!;
+        const decay = weightDecay > 0 && !this.noDecay(name) ? lr * weightDecay : 0;
         if (fused) {
-          const decay = weightDecay > 0 && !this.noDecay(name) ? lr * weightDecay : 0;
           const attrs: AdamWAttrs = { lr, beta1, beta2, bc1, bc2, epsilon, decay, gradScale: scale };
-          const [p1, m1, v1] = tf.engine().runKernel(ADAMW_KERNEL, { p, g: g0, m: this.m.get(name)!, v: this.v.get(name)! }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
+          const [p1, m1, v1] = tf.engine().runKernel(ADAMW_KERNEL, { p, g: g0, m, v }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
           p.assign(p1!);
-          this.m.get(name)!.assign(m1!);
-          this.v.get(name)!.assign(v1!);
+          m.assign(m1!);
+          v.assign(v1!);
           continue;
         }
         const g = scale === 1 ? g0 : tf.mul(g0, scale);
-        const m = this.m.get(name)!;
-        const v = this.v.get(name)!;
         m.assign(tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1)));
         v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2)));
         const update = tf.div(tf.div(m, bc1), tf.add(tf.sqrt(tf.div(v, bc2)), epsilon));
-        const decayed = weightDecay > 0 && !this.noDecay(name) ? tf.mul(p, 1 - lr * weightDecay) : p;
+        const decayed = decay !== 0 ? tf.mul(p, 1 - decay) : p;
         p.assign(tf.sub(decayed, tf.mul(update, lr)));
       }
     });

@@ -114,7 +114,10 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const lastDir = join(opts.out, 'last');
   const bestDir = join(opts.out, 'best');
 
-  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: opts.referWeight > 0 });
+  // The referring loss needs the annotations and an encoder with a patch grid to point into.
+  const referring = opts.referWeight > 0 && manifest.encoder.grid !== undefined;
+  if (opts.referWeight > 0 && !referring) log(`note: encoder '${manifest.encoder.id}' has no patch grid, so the referring loss is off`);
+  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring });
   if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
   const valTable = opts.valRows > 0 ? await loadShards(opts.data, { split: 'val', subsets: opts.subsets }) : null;
 
@@ -153,8 +156,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
   const trainSplit = encodeSplit(trainTable, codec);
   const valSplit = valTable ? encodeSplit(valTable, codec) : null;
-  const phrases = opts.referWeight > 0 ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null;
-  if (opts.referWeight > 0 && !trainTable.encoder.grid) log(`note: encoder '${trainTable.encoder.id}' has no patch grid, so the referring loss is off`);
+  const phrases = referring ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null;
   const lengths = trainSplit.inputs.map((x, i) => x.length + trainSplit.targets[i]!.length);
   const batchesPerEpoch = planEpoch(lengths, trainTable.subset, epochPlan(opts, 0)).length;
   const plannedSteps = opts.epochs * batchesPerEpoch;
