@@ -18,7 +18,7 @@ import { SUBSETS, type Subset } from '../src/data/types.js';
 import { AutoUiModel } from '../src/model/autoui.js';
 import { modelConfig, type PresetName } from '../src/model/config.js';
 import { forwardFlops, type BatchShape } from '../src/model/flops.js';
-import { loadEncoder } from '../src/model/vision/index.js';
+import { loadEncoder } from '../src/screen/vision/index.js';
 import { AdamW } from '../src/train/adamw.js';
 
 const ENV_PEAK_GFLOPS = 185; // ../shared/ENVIRONMENT.md: fp32 matmul, 2 threads, OpenBLAS

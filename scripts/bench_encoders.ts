@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RawImage } from '../src/data/types.js';
-import { loadEncoder, type VisionEncoder } from '../src/model/vision/index.js';
+import { loadEncoder, type VisionEncoder } from '../src/screen/vision/index.js';
 import { CLIP_B32, writeVisionTower } from './make_tiny_onnx.js';
 
 const args = process.argv.slice(2);

@@ -20,7 +20,7 @@ import type { AutoUiModel } from '../src/model/autoui.js';
 import type { ActionCodec } from '../src/model/codec.js';
 import { isPresetName, type PresetName } from '../src/model/config.js';
 import { TargetConstraint } from '../src/model/constrained.js';
-import { inputBatch } from '../src/train/examples.js';
+import { inputBatch } from '../src/model/batch.js';
 import { makeScreenshot } from '../tests/helpers/screens.js';
 import { makeTinyCheckpoint } from '../tests/helpers/tiny_checkpoint.js';
 

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { expandInputs, readAitwSteps } from '../src/data/aitw.js';
 import { loadSplits, splitOf } from '../src/data/splits.js';
 import { SUBSETS } from '../src/data/types.js';
-import { isTapAction } from '../src/eval/action_matching.js';
-import { BuiltinEncoder } from '../src/model/vision/index.js';
+import { isTapAction } from '../src/data/geometry.js';
+import { BuiltinEncoder } from '../src/screen/vision/index.js';
 
 const [root, out] = process.argv.slice(2);
 if (!root || !out) throw new Error('usage: dump_taps.js <synth dir> <out dir>');

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ActionType, type ActionTypeId, type AitwAction, type Box, type YX } from '../src/data/types.js';
-import { checkActionsMatch, enlargeBox, isTap, mainAxis, yxInBox } from '../src/eval/action_matching.js';
+import { isTap, mainAxis } from '../src/data/geometry.js';
+import { checkActionsMatch, enlargeBox, yxInBox } from '../src/eval/action_matching.js';
 
 /**
  * Reference vectors: outputs of google-research's action_matching.py itself, run under a

@@ -10,8 +10,8 @@ import {
   BuiltinEncoder,
   builtinFeatures,
   resizeForBuiltin,
-} from '../src/model/vision/builtin.js';
-import { loadEncoder } from '../src/model/vision/index.js';
+} from '../src/screen/vision/builtin.js';
+import { loadEncoder } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
 
 type RGB = [number, number, number];

@@ -5,7 +5,7 @@ import { predictionsJsonl } from '../src/cli/eval.js';
 import { parseScoreFile } from '../src/eval/score_input.js';
 import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
-import { isTapAction } from '../src/eval/action_matching.js';
+import { isTapAction } from '../src/data/geometry.js';
 import { patchCentre } from '../src/model/pointer.js';
 import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';

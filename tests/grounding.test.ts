@@ -5,7 +5,7 @@ import { initBackend } from '../src/backend.js';
 import type { YX } from '../src/data/types.js';
 import type { ShardTable } from '../src/data/shards.js';
 import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
-import { groundTargetBatch } from '../src/train/examples.js';
+import { groundTargetBatch } from '../src/model/batch.js';
 import '../src/model/register_gradients.js';
 
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import {
   AUTOUI_EXTRA_TENSORS, initFromHuggingFace, languageConfigFromHf, loadPretrainedInto, mapT5Weights, pretrainedModelConfig, t5TensorShapes,
 } from '../src/model/hf_t5.js';
 import { decoderStack, encoderStack, lmHead } from '../src/model/t5.js';
-import { CHECKPOINT_FORMAT, saveCheckpoint } from '../src/train/checkpoint.js';
+import { CHECKPOINT_FORMAT, saveCheckpoint } from '../src/model/checkpoint.js';
 import { InputError } from '../src/util/errors.js';
 import { decodeSafetensors, encodeSafetensors, readSafetensors, type NamedTensor } from '../src/util/safetensors.js';
 

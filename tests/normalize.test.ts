@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { historyOf, normalizeAction, planOf, roundTo4, SCROLL_POINTS, scrollDirection } from '../src/data/normalize.js';
 import { ACTION_TYPE_IDS, ActionType, type ActionTypeId, type AitwAction, type Box, type YX } from '../src/data/types.js';
-import { checkActionsMatch, isTap, mainAxis } from '../src/eval/action_matching.js';
+import { isTap, mainAxis } from '../src/data/geometry.js';
+import { checkActionsMatch } from '../src/eval/action_matching.js';
 
 /** Outputs of Auto-UI's own normalisation helpers (utils_data.py) and Python's round(), see scripts/. */
 interface NormCase {

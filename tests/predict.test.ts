@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ACTION_TYPE_NAMES, ActionType, type AitwAction } from '../src/data/types.js';
-import { isTap } from '../src/eval/action_matching.js';
+import { isTap } from '../src/data/geometry.js';
 import {
   LimitError,
   MAX_HISTORY_STEPS,
@@ -16,7 +16,7 @@ import {
   pixelAction,
   toPixel,
 } from '../src/infer/predict.js';
-import { BUILTIN_INFO } from '../src/model/vision/index.js';
+import { BUILTIN_INFO } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
 import { makeScreenshot, pngHeaderOnly } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';

@@ -10,8 +10,8 @@ import { readShardDir, type ShardRow } from '../src/data/shards.js';
 import { TfRecordWriter } from '../src/data/tfrecord.js';
 import { ActionType, type AitwAction, type AitwStep, type RawImage } from '../src/data/types.js';
 import { registerDataPrepare } from '../src/cli/data-prepare.js';
-import { BuiltinEncoder } from '../src/model/vision/builtin.js';
-import type { VisionEncoder } from '../src/model/vision/encoder.js';
+import { BuiltinEncoder } from '../src/screen/vision/builtin.js';
+import type { VisionEncoder } from '../src/screen/vision/encoder.js';
 import { InputError } from '../src/util/errors.js';
 
 /** A small screen whose pixels depend on (episode, step), so any mix-up of rows changes features. */

@@ -18,7 +18,7 @@ import {
   type WrittenShard,
 } from '../src/data/shards.js';
 import { ActionType, type AitwAction } from '../src/data/types.js';
-import type { EncoderInfo } from '../src/model/vision/encoder.js';
+import type { EncoderInfo } from '../src/screen/vision/encoder.js';
 import { InputError } from '../src/util/errors.js';
 
 const ENC: EncoderInfo = { id: 'test-enc', patches: 3, dim: 4, grid: [3, 1], pooled: false };

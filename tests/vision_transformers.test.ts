@@ -5,8 +5,8 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TINY_CLIP, TINY_SIGLIP, towerConfigs, writeVisionTower, type TowerSpec } from '../scripts/make_tiny_onnx.js';
 import type { RawImage } from '../src/data/types.js';
-import { sameEncoder } from '../src/model/vision/encoder.js';
-import { loadEncoder, parseEncoderSpec } from '../src/model/vision/index.js';
+import { sameEncoder } from '../src/screen/vision/encoder.js';
+import { loadEncoder, parseEncoderSpec } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
 
 /*

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { exampleFromStep } from '../src/data/aitw.js';
 import { TfRecordWriter } from '../src/data/tfrecord.js';
 import type { AitwAction, AitwStep, RawImage } from '../src/data/types.js';
-import { GOLD_COLOUR, PRED_COLOUR, overlaySvg, renderEpisodes, safeName } from '../src/infer/viz.js';
+import { GOLD_COLOUR, PRED_COLOUR, overlaySvg, renderEpisodes, safeName } from '../src/eval/viz.js';
 import { InputError } from '../src/util/errors.js';
 import { makeScreenshot } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_BATCH, DEFAULT_ROWS_PER_SHARD, prepareFromFiles, type PrepareProgress, type PrepareSummary } from '../data/prepare.js';
 import { mergeWorkerOutputs, parseWorkerSlot, workerTag, type MergeSummary, type WorkerSlot } from '../data/workers.js';
-import { ENCODER_SPECS } from '../model/vision/index.js';
+import { ENCODER_SPECS } from '../screen/vision/index.js';
 import { progress, type Progress } from '../util/progress.js';
 import { intOption, printJson } from './common.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { renderEpisodes } from '../infer/viz.js';
+import { renderEpisodes } from '../eval/viz.js';
 import { intOption, printJson } from './common.js';
 
 interface VizCliOptions {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EncoderInfo } from '../model/vision/encoder.js';
+import type { EncoderInfo } from '../screen/vision/encoder.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { readJsonIfExists } from '../util/json.js';
 import { InputError } from '../util/errors.js';

@@ -8,7 +8,7 @@
  * gesture, not of the content motion. The main axis and the tap test are exactly the ones action
  * matching uses (float32, ties to y), so a normalised gold action always matches the raw one.
  */
-import { isTap, mainAxis } from '../eval/action_matching.js';
+import { isTap, mainAxis } from './geometry.js';
 import { ActionType, type ActionTypeId, type AitwAction, type YX } from './types.js';
 
 export type ScrollDirection = 'up' | 'down' | 'left' | 'right';

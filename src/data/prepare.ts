@@ -1,7 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { loadEncoder } from '../model/vision/index.js';
-import { sameEncoder, type VisionEncoder } from '../model/vision/encoder.js';
+import { loadEncoder } from '../screen/vision/index.js';
+import { sameEncoder, type VisionEncoder } from '../screen/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { expandInputs, readAitwEpisodes, type ReadStats } from './aitw.js';
 import {

@@ -19,7 +19,7 @@ import {
 } from 'apache-arrow';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sameEncoder, type EncoderInfo } from '../model/vision/encoder.js';
+import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { InputError } from '../util/errors.js';
 import { requireManifest, sha256Bytes, shardsOf, SPLIT_NAMES, type Manifest } from './manifest.js';

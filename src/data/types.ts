@@ -1,4 +1,8 @@
-/** AITW action space (`results/action_type`), see DESIGN.md. */
+import type { Box, RawImage } from '../screen/types.js';
+
+export type { Box, RawImage } from '../screen/types.js';
+
+/** AITW action space (`results/action_type`), see docs/design.md. */
 export const ActionType = {
   TYPE: 3,
   DUAL_POINT: 4,
@@ -22,8 +26,6 @@ export function isActionTypeId(x: unknown): x is ActionTypeId {
 
 /** A point as AITW stores it: (y, x), normalised by screen height and width; [-1, -1] when unused. */
 export type YX = [number, number];
-/** A UI annotation box as AITW stores it: (y, x, height, width), normalised. */
-export type Box = [number, number, number, number];
 
 /** One action in AITW form: the public output of every command. */
 export interface AitwAction {
@@ -31,14 +33,6 @@ export interface AitwAction {
   touch_yx: YX;
   lift_yx: YX;
   typed_text: string;
-}
-
-/** Decoded pixels: uint8, row-major H×W×C. */
-export interface RawImage {
-  height: number;
-  width: number;
-  channels: number;
-  data: Uint8Array;
 }
 
 export interface UiAnnotations {

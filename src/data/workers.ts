@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { sameEncoder } from '../model/vision/encoder.js';
+import { sameEncoder } from '../screen/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { manifestPath, readManifest, requireManifest, SPLIT_NAMES, writeManifest, zeroCounts, type Manifest, type ShardEntry, type SubsetEntry } from './manifest.js';
 

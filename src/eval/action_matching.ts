@@ -27,44 +27,13 @@
  * The result is symmetric in its two actions, so argument order (pred, gold) only documents intent;
  * it mirrors the reference's order (action_1 = prediction, action_2 = gold in Auto-UI's main.py).
  */
+import { distanceF32, f32, isTap, mainAxis } from '../data/geometry.js';
 import { ActionType, type AitwAction, type Box, type YX } from '../data/types.js';
 
 export const TAP_DISTANCE_THRESHOLD = 0.14;
-export const SWIPE_DISTANCE_THRESHOLD = 0.04;
 export const ANNOTATION_AUGMENT_FRACTION = 1.4;
 
-const f32 = Math.fround;
 const TAP_THRESHOLD_F32 = f32(TAP_DISTANCE_THRESHOLD);
-const SWIPE_THRESHOLD_F32 = f32(SWIPE_DISTANCE_THRESHOLD);
-
-/** float32 Euclidean distance, as `jnp.linalg.norm(jnp.array(a) - jnp.array(b))` computes it. */
-export function distanceF32(a: YX, b: YX): number {
-  const dy = f32(f32(a[0]) - f32(b[0]));
-  const dx = f32(f32(a[1]) - f32(b[1]));
-  return f32(Math.sqrt(f32(f32(dy * dy) + f32(dx * dx))));
-}
-
-/** True when a dual point is a tap: touch and lift within 0.04 (inclusive), in float32. */
-export function isTap(touch: YX, lift: YX): boolean {
-  return distanceF32(touch, lift) <= SWIPE_THRESHOLD_F32;
-}
-
-/** True for a DUAL_POINT action that is a tap (not a scroll). */
-export function isTapAction(a: AitwAction): boolean {
-  return a.action_type === ActionType.DUAL_POINT && isTap(a.touch_yx, a.lift_yx);
-}
-
-/**
- * The main axis of a gesture, 0 = y, 1 = x: argmax(|Δy|, |Δx|) in float32 with the first index
- * winning ties (and NaN counting as the maximum, as numpy's argmax does).
- */
-export function mainAxis(touch: YX, lift: YX): 0 | 1 {
-  const ay = Math.abs(f32(f32(lift[0]) - f32(touch[0])));
-  const ax = Math.abs(f32(f32(lift[1]) - f32(touch[1])));
-  if (Number.isNaN(ay)) return 0;
-  if (Number.isNaN(ax)) return 1;
-  return ax > ay ? 1 : 0;
-}
 
 /** The reference's box enlargement (see the module comment for its clamping quirks), result in float32. */
 export function enlargeBox(box: Box, fraction = ANNOTATION_AUGMENT_FRACTION): Box {

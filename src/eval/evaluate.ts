@@ -1,6 +1,6 @@
 import { actionAt } from '../data/shards.js';
 import type { AitwAction, Box } from '../data/types.js';
-import { inputBatch, screenBatch, type EncodedSplit } from '../train/examples.js';
+import { inputBatch, screenBatch, type EncodedSplit } from '../model/batch.js';
 import { greedyDecode, type IncrementalDecoder } from '../infer/generate.js';
 import type { ActionCodec } from '../model/codec.js';
 import { TargetConstraint } from '../model/constrained.js';

@@ -26,7 +26,8 @@
  * `invalid` are totals. Without any subset, overall is computed over all items directly.
  */
 import { ActionType, SUBSETS, type AitwAction, type Box } from '../data/types.js';
-import { checkActionsMatch, isTap } from './action_matching.js';
+import { isTap } from '../data/geometry.js';
+import { checkActionsMatch } from './action_matching.js';
 
 export interface ScoredItem {
   id: string;

@@ -6,7 +6,7 @@
  */
 import { scrollDirection } from '../data/normalize.js';
 import { ActionType, type AitwAction } from '../data/types.js';
-import { isTap } from '../eval/action_matching.js';
+import { isTap } from '../data/geometry.js';
 import { toPixel } from './predict.js';
 
 export interface ScreenSize {

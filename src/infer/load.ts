@@ -7,8 +7,8 @@ import { ActionCodec } from '../model/codec.js';
 import '../model/hf_tokenizer.js';
 import { validateConfig } from '../model/config.js';
 import { pointerGrid, type TapSource } from '../model/pointer.js';
-import { loadWeightsInto, readCheckpointMeta } from '../train/checkpoint.js';
-import type { AutoUiCheckpointMeta } from '../train/trainer.js';
+import { loadWeightsInto, readCheckpointMeta } from '../model/checkpoint.js';
+import type { AutoUiCheckpointMeta } from '../model/checkpoint.js';
 
 export interface LoadedCheckpoint {
   dir: string;

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AitwAction, YX } from '../data/types.js';
-import { isTapAction } from '../eval/action_matching.js';
+import { isTapAction } from '../data/geometry.js';
 import { meanTokenAttention } from './grounding.js';
 import { InputError } from '../util/errors.js';
 

@@ -13,26 +13,26 @@ import { ActionCodec, type CodecConfig, type CodecJSON } from '../model/codec.js
 import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
 import { buildWordTokenizer } from '../model/tokenizer.js';
 import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
-import { sameEncoder, type EncoderInfo } from '../model/vision/encoder.js';
+import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
 import { planEpoch } from './batching.js';
 import {
+  assertSameEncoder,
   CHECKPOINT_FORMAT,
   loadOptimizerInto,
   loadTrainerState,
   loadWeightsInto,
   readCheckpointMeta,
   saveCheckpoint,
-  type CheckpointMeta,
+  type AutoUiCheckpointMeta,
   type TrainerState,
-} from './checkpoint.js';
-import { disposeBatch, encodeSplit, makeBatch, type EncodedSplit } from './examples.js';
+} from '../model/checkpoint.js';
+import { encodeSplit, type EncodedSplit } from '../model/batch.js';
+import { disposeBatch, makeBatch } from './examples.js';
 import { tablePhrases } from './referring.js';
-
-export type AutoUiCheckpointMeta = CheckpointMeta<ModelConfig, CodecJSON, EncoderInfo>;
 
 export interface TrainOptions {
   /** Shard directory made by `autoui data prepare`. */
@@ -297,12 +297,6 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
     if (i === 0 || t.goal[i] !== t.goal[i - 1]) yield t.goal[i]!;
     if (t.typedText[i]) yield t.typedText[i]!;
   }
-}
-
-/** A checkpoint only understands features of the encoder it was trained on. */
-export function assertSameEncoder(a: EncoderInfo, b: EncoderInfo, ckpt: string, data: string): void {
-  if (!sameEncoder(a, b))
-    throw new InputError(`checkpoint ${ckpt} was trained on features of encoder '${a.id}' (${a.patches}×${a.dim}) but the shards were made by '${b.id}' (${b.patches}×${b.dim})`, data);
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {

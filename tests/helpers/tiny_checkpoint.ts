@@ -7,10 +7,10 @@ import { AutoUiModel } from '../../src/model/autoui.js';
 import { ActionCodec } from '../../src/model/codec.js';
 import { modelConfig, type ModelConfig, type PresetName } from '../../src/model/config.js';
 import { buildWordTokenizer } from '../../src/model/tokenizer.js';
-import { BUILTIN_INFO } from '../../src/model/vision/index.js';
-import type { EncoderInfo } from '../../src/model/vision/index.js';
-import { CHECKPOINT_FORMAT, saveCheckpoint } from '../../src/train/checkpoint.js';
-import type { AutoUiCheckpointMeta } from '../../src/train/trainer.js';
+import { BUILTIN_INFO } from '../../src/screen/vision/index.js';
+import type { EncoderInfo } from '../../src/screen/vision/index.js';
+import { CHECKPOINT_FORMAT, saveCheckpoint } from '../../src/model/checkpoint.js';
+import type { AutoUiCheckpointMeta } from '../../src/model/checkpoint.js';
 
 export const TINY_GOALS = [
   'open the settings app',

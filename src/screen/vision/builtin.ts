@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { RawImage } from '../../data/types.js';
+import type { RawImage } from '../types.js';
 import { InputError } from '../../util/errors.js';
 import type { EncoderInfo, VisionEncoder } from './encoder.js';
 

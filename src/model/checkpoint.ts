@@ -5,6 +5,9 @@ import { replaceDirAtomic } from '../util/atomic.js';
 import { InputError } from '../util/errors.js';
 import { readJsonIfExists } from '../util/json.js';
 import { readSafetensors, encodeSafetensors, type NamedTensor } from '../util/safetensors.js';
+import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
+import type { CodecJSON } from './codec.js';
+import type { ModelConfig } from './config.js';
 
 export const CHECKPOINT_FORMAT = 'autoui-checkpoint-v1';
 
@@ -18,6 +21,15 @@ export interface CheckpointMeta<ModelCfg = unknown, CodecCfg = unknown, EncoderC
   training: Record<string, unknown>;
   created: string;
   autoui: string;
+}
+
+/** The metadata of an Auto-UI checkpoint: model config, action codec and the encoder whose features it reads. */
+export type AutoUiCheckpointMeta = CheckpointMeta<ModelConfig, CodecJSON, EncoderInfo>;
+
+/** A checkpoint only understands features of the encoder it was trained on. */
+export function assertSameEncoder(a: EncoderInfo, b: EncoderInfo, ckpt: string, data: string): void {
+  if (!sameEncoder(a, b))
+    throw new InputError(`checkpoint ${ckpt} was trained on features of encoder '${a.id}' (${a.patches}×${a.dim}) but the shards were made by '${b.id}' (${b.patches}×${b.dim})`, data);
 }
 
 /** Where a run stopped, to resume it exactly: the data order is a pure function of (seed, epoch). */

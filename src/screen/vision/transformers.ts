@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { RawImage } from '../../data/types.js';
+import type { RawImage } from '../types.js';
 import { InputError } from '../../util/errors.js';
 import { checkRawImage } from './builtin.js';
 import type { EncoderInfo, VisionEncoder } from './encoder.js';

@@ -11,13 +11,14 @@ import sharp from 'sharp';
 import { readAitwEpisodes, expandInputs } from '../data/aitw.js';
 import { historyOf } from '../data/normalize.js';
 import { ACTION_TYPE_NAMES, ActionType, type ActionTypeId, type AitwAction, type AitwEpisode, type Box, type RawImage } from '../data/types.js';
-import { checkActionsMatch, isTap } from '../eval/action_matching.js';
-import { parseScoredItem } from '../eval/score_input.js';
+import { isTap } from '../data/geometry.js';
+import { checkActionsMatch } from './action_matching.js';
+import { parseScoredItem } from './score_input.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { parseJsonLines } from '../util/json.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
-import { parseActionType, Predictor } from './predict.js';
+import { parseActionType, Predictor } from '../infer/predict.js';
 
 export const GOLD_COLOUR = '#12a150';
 export const PRED_COLOUR = '#e62828';

@@ -1,4 +1,4 @@
-import type { RawImage } from '../../data/types.js';
+import type { RawImage } from '../types.js';
 
 /**
  * What a frozen vision encoder produces. `id` is its identity: shards and checkpoints record it,

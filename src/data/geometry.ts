@@ -1,0 +1,44 @@
+/**
+ * AITW's action geometry, shared by normalisation, the model's pointer, batching and the metric: a
+ * dual point is a tap or a scroll, and a scroll has a main axis. The arithmetic is float32 because
+ * the reference metric (google-research's `action_matching.py`, run on jax.numpy with x64 off) is;
+ * normalising with the same tests guarantees that a normalised gold action still matches the raw one.
+ * See docs/design.md, "Action matching".
+ */
+import { ActionType, type AitwAction, type YX } from './types.js';
+
+/** Touch and lift within this distance (inclusive) make a tap. */
+export const SWIPE_DISTANCE_THRESHOLD = 0.04;
+
+export const f32 = Math.fround;
+const SWIPE_THRESHOLD_F32 = f32(SWIPE_DISTANCE_THRESHOLD);
+
+/** float32 Euclidean distance, as `jnp.linalg.norm(jnp.array(a) - jnp.array(b))` computes it. */
+export function distanceF32(a: YX, b: YX): number {
+  const dy = f32(f32(a[0]) - f32(b[0]));
+  const dx = f32(f32(a[1]) - f32(b[1]));
+  return f32(Math.sqrt(f32(f32(dy * dy) + f32(dx * dx))));
+}
+
+/** True when a dual point is a tap: touch and lift within 0.04 (inclusive), in float32. */
+export function isTap(touch: YX, lift: YX): boolean {
+  return distanceF32(touch, lift) <= SWIPE_THRESHOLD_F32;
+}
+
+/** True for a DUAL_POINT action that is a tap (not a scroll). */
+export function isTapAction(a: AitwAction): boolean {
+  return a.action_type === ActionType.DUAL_POINT && isTap(a.touch_yx, a.lift_yx);
+}
+
+/**
+ * The main axis of a gesture, 0 = y, 1 = x: argmax(|Δy|, |Δx|) in float32 with the first index
+ * winning ties (and NaN counting as the maximum, as numpy's argmax does).
+ */
+export function mainAxis(touch: YX, lift: YX): 0 | 1 {
+  const ay = Math.abs(f32(f32(lift[0]) - f32(touch[0])));
+  const ax = Math.abs(f32(f32(lift[1]) - f32(touch[1])));
+  if (Number.isNaN(ay)) return 0;
+  if (Number.isNaN(ax)) return 1;
+  return ax > ay ? 1 : 0;
+}
+
