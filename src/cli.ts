@@ -12,10 +12,11 @@ import { registerViz } from './cli/viz.js';
 import { registerTrain } from './cli/train.js';
 import { registerScore } from './cli/score.js';
 import { InputError } from './util/errors.js';
+import { AUTOUI_VERSION } from './util/version.js';
 
 const program = new Command('autoui')
   .description('Auto-UI: a multimodal chain-of-action agent for phone UIs (AITW train / eval / serve)')
-  .version('0.1.0')
+  .version(AUTOUI_VERSION)
   .showHelpAfterError('(run with --help for usage)');
 
 registerInfo(program);

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
+import { train } from '../src/pipeline/train.js';
+import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
 
 const run = promisify(execFile);

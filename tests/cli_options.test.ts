@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Command } from 'commander';
 import { subsetFractionOption, tapFromOption } from '../src/cli/common.js';
 import { trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
+import { RECIPES } from '../src/train/recipes.js';
 import { InputError } from '../src/util/errors.js';
 
 describe('--subset-fraction', () => {
@@ -22,13 +23,32 @@ describe('--subset-fraction', () => {
     expect(() => parse('install=0.5=1')).toThrow(/expected subset=fraction/);
   });
 
-  it('train merges it over --google-apps-fraction', () => {
-    const base: TrainCliOptions = {
-      data: 'd', out: 'o', config: 'tiny', epochs: 1, lr: 1e-3, batch: 8, warmupRatio: 0.1, weightDecay: 0, clipNorm: 1,
-      groundWeight: 1, referWeight: 1, referPerRow: 2, seed: 0, googleAppsFraction: 0.1, valRows: 0, saveEvery: 0,
-    };
-    expect(trainOptionsFrom(base).subsetFraction).toEqual({ google_apps: 0.1 });
-    expect(trainOptionsFrom({ ...base, subsetFraction: { install: 0.5, google_apps: 0.3 } }).subsetFraction).toEqual({ google_apps: 0.3, install: 0.5 });
+  it('train merges it over the recipe and --google-apps-fraction', () => {
+    const base: TrainCliOptions = { data: 'd', out: 'o', config: 'tiny', seed: 0, saveEvery: 0 };
+    expect(trainOptionsFrom(base).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7 });
+    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1 }).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7, google_apps: 0.1 });
+    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1, subsetFraction: { install: 0.5, google_apps: 0.3 } }).subsetFraction).toEqual({ web_shopping: 0.7, google_apps: 0.3, install: 0.5 });
+  });
+});
+
+describe('train recipes', () => {
+  const base: TrainCliOptions = { data: 'd', out: 'o', config: 'tiny', seed: 0, saveEvery: 0 };
+
+  it('plain `train` runs the scratch recipe (the demo’s), --init the pretrained one (Auto-UI’s)', () => {
+    const scratch = trainOptionsFrom(base);
+    expect(scratch).toMatchObject({ recipe: 'scratch', ...RECIPES.scratch, subsetFraction: RECIPES.scratch.subsetFraction });
+    const pre = trainOptionsFrom({ ...base, init: '/models/flan-alpaca-base' });
+    expect(pre).toMatchObject({ recipe: 'pretrained', lr: 1e-4, batchSize: 4, epochs: 10, dropoutRate: 0.1, subsetFraction: { google_apps: 0.1 } });
+    expect(trainOptionsFrom({ ...base, recipe: 'pretrained' }).lr).toBe(1e-4);
+  });
+
+  it('flags override single fields of the recipe and leave the rest', () => {
+    const o = trainOptionsFrom({ ...base, lr: 5e-4, batch: 32, dropout: 0.2, coordBins: 50, valRows: 0 });
+    expect(o).toMatchObject({ recipe: 'scratch', lr: 5e-4, batchSize: 32, dropoutRate: 0.2, coordBins: 50, valRows: 0, epochs: RECIPES.scratch.epochs });
+  });
+
+  it('refuses an unknown config, naming the option', () => {
+    expect(() => trainOptionsFrom({ ...base, config: 'huge' })).toThrow(/--config: unknown config 'huge'/);
   });
 });
 

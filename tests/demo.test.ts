@@ -2,12 +2,12 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { demoPaths, runDemo } from '../src/cli/demo.js';
+import { demoPaths, runDemo } from '../src/pipeline/demo.js';
 
 describe('demo', () => {
   it('runs synth → prepare → train → eval end to end under --out, and a re-run resumes every stage', async () => {
     const out = mkdtempSync(join(tmpdir(), 'autoui-demo-'));
-    const o = { out, episodes: 50, epochs: 1, batch: 16, lr: 3e-3, seed: 3, maxSteps: 2, coordBins: 20, groundWeight: 1, referWeight: 1, json: true };
+    const o = { out, episodes: 50, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
     const r = await runDemo(o);
     expect(r.data).toBe(join(out, 'shards'));
     expect(r.checkpoint.startsWith(join(out, 'checkpoints'))).toBe(true);

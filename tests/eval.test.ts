@@ -7,7 +7,8 @@ import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
 import { isTapAction } from '../src/data/geometry.js';
 import { patchCentre } from '../src/model/pointer.js';
-import { DEFAULT_TRAIN, train } from '../src/train/trainer.js';
+import { train } from '../src/pipeline/train.js';
+import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
 
 describe('eval', () => {
@@ -27,6 +28,9 @@ describe('eval', () => {
       // These tests check eval's mechanics; one toy epoch that also spends effort on the
       // referring objective has not learnt to tap yet, and the tap tests need taps.
       referWeight: 0,
+      // Auto-UI's finer grid and sampling; the tap tests below need a toy model that taps.
+      coordBins: 100,
+      subsetFraction: { google_apps: 0.1 },
       valRows: 8,
       quiet: true,
       log: () => {},

@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { learningRate } from '../src/train/adamw.js';
 import { planEpoch } from '../src/train/batching.js';
-import { DEFAULT_TRAIN, DivergedError, train, type TrainOptions } from '../src/train/trainer.js';
+import { train } from '../src/pipeline/train.js';
+import { DEFAULT_TRAIN, DivergedError, type TrainOptions } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
 
 // A model small enough that a few epochs take seconds.
@@ -160,5 +161,28 @@ describe('train --init', () => {
     expect(ck.codec.tokenizer.kind).toBe('hf-tokenizer-v1');
     expect(ck.meta.training.init).toBe('tests/fixtures/t5/flan-t5');
     ck.model.dispose();
+  });
+});
+
+describe('the referring loss on an encoder without a patch grid', () => {
+  it('is switched off with a note (a grid-less manifest says grid: null)', async () => {
+    const { prepareShards } = await import('../src/data/prepare.js');
+    const { readAitwEpisodes } = await import('../src/data/aitw.js');
+    const { loadSplits, splitOf } = await import('../src/data/splits.js');
+    const { synthesize } = await import('../src/data/synth/writer.js');
+    const { root } = await tinyShards(10, 5);
+    const synth = join(root, 'pooled-synth');
+    const r = await synthesize({ out: synth, episodes: 12, seed: 5, subsets: ['general'], size: { width: 160, height: 320 } });
+    const files = r.summary.counts.general!.files.map((f) => join(synth, 'general', f));
+    const splitsPath = join(synth, 'general', 'split.json');
+    const pooled = { info: { id: 'pooled-test', patches: 1, dim: 8, grid: null, pooled: true }, encode: async (imgs: unknown[]) => imgs.map(() => new Float32Array(8).fill(0.5)) };
+    const shards = join(root, 'pooled-shards');
+    await prepareShards(readAitwEpisodes(files), splitOf(await loadSplits(splitsPath)), {
+      out: shards, subset: 'general', encoder: pooled, inputs: files.map((path) => ({ path, bytes: 0 })), splitsFile: { path: splitsPath, sha256: 'x' },
+    });
+    const lines: string[] = [];
+    const res = await train({ ...DEFAULT_TRAIN, data: shards, out: join(root, 'pooled-ckpt'), modelOverrides: MICRO, epochs: 1, maxSteps: 2, batchSize: 4, valRows: 4, saveEvery: 0, quiet: true, log: (l) => lines.push(l) });
+    expect(lines.join('\n')).toMatch(/encoder 'pooled-test' has no patch grid, so the referring loss is off/);
+    expect(res.state.globalStep).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { cpus } from 'node:os';
 import { initBackend, packageVersion, type BackendName } from '../backend.js';
+import { AUTOUI_VERSION } from '../util/version.js';
 import { printJson } from './common.js';
 
 export function registerInfo(program: Command): void {
@@ -12,7 +13,7 @@ export function registerInfo(program: Command): void {
     .action(async (opts: { backend?: BackendName; json?: boolean }) => {
       const b = await initBackend(opts.backend);
       const info = {
-        autoui: '0.1.0',
+        autoui: AUTOUI_VERSION,
         node: process.versions.node,
         backend: b.backend,
         backendPackage: b.provider,

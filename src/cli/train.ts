@@ -1,85 +1,101 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { formatReport } from '../eval/format_report.js';
 import { isPresetName, PRESETS } from '../model/config.js';
-import { DEFAULT_TRAIN, train, type TrainOptions } from '../train/trainer.js';
+import { train } from '../pipeline/train.js';
+import { defaultRecipe, describeRecipes, RECIPE_NAMES, type RecipeName, type TrainRecipe } from '../train/recipes.js';
+import { recipeOptions, type TrainOptions } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
-import { formatReport } from '../eval/format_report.js';
 
-/** The trainer's options that the CLI takes under the same names and meanings. */
-type SharedTrainOptions = Pick<
-  TrainOptions,
-  'data' | 'out' | 'init' | 'epochs' | 'lr' | 'warmupRatio' | 'weightDecay' | 'clipNorm' | 'groundWeight' | 'referWeight' | 'referPerRow' | 'maxSteps' | 'seed' | 'valRows' | 'saveEvery'
->;
+/** Flags that override single recipe fields: the CLI name, the recipe field, the parser. */
+const RECIPE_FLAGS = {
+  epochs: ['--epochs <n>', 'epochs', 'passes over the training split', intOption('--epochs', 1)],
+  lr: ['--lr <rate>', 'lr', 'peak learning rate (AdamW)', floatOption('--lr')],
+  batch: ['--batch <n>', 'batchSize', 'examples per optimiser step', intOption('--batch', 1)],
+  warmupRatio: ['--warmup-ratio <r>', 'warmupRatio', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio')],
+  weightDecay: ['--weight-decay <w>', 'weightDecay', 'decoupled weight decay', floatOption('--weight-decay')],
+  clipNorm: ['--clip-norm <c>', 'clipNorm', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm')],
+  dropout: ['--dropout <p>', 'dropoutRate', 'dropout rate', floatOption('--dropout')],
+  coordBins: ['--coord-bins <q>', 'coordBins', 'coordinate grid steps per axis of the action codec', intOption('--coord-bins', 2)],
+  groundWeight: ['--ground-weight <w>', 'groundWeight', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone)', floatOption('--ground-weight')],
+  referWeight: ['--refer-weight <w>', 'referWeight', 'weight of the referring loss that points the screen attention at each annotated text (0 = off)', floatOption('--refer-weight')],
+  referPerRow: ['--refer-per-row <k>', 'referPerRow', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1)],
+  valRows: ['--val-rows <n>', 'valRows', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows')],
+} as const satisfies Record<string, readonly [string, keyof TrainRecipe, string, (v: string) => number]>;
+type RecipeFlag = keyof typeof RECIPE_FLAGS;
 
-export interface TrainCliOptions extends SharedTrainOptions {
+export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
+  data: string;
+  out: string;
   config: string;
-  batch: number;
+  recipe?: RecipeName;
+  init?: string;
+  maxSteps?: number;
+  seed: number;
+  saveEvery: number;
   resume?: boolean;
   subsets?: string;
-  googleAppsFraction: number;
+  googleAppsFraction?: number;
   subsetFraction?: Record<string, number>;
-  dropout?: number;
-  coordBins?: number;
   json?: boolean;
-}
+};
 
-/** Turns the CLI's flat options into the trainer's, checking names against what exists. */
+/** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
 export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
-  const { config, batch, resume, subsets, googleAppsFraction, subsetFraction, dropout, coordBins, json, ...shared } = o;
-  if (!isPresetName(config)) throw new InputError(`unknown config '${config}' (one of ${Object.keys(PRESETS).join(', ')})`, '--config');
+  if (!isPresetName(o.config)) throw new InputError(`unknown config '${o.config}' (one of ${Object.keys(PRESETS).join(', ')})`, '--config');
+  const base = recipeOptions(o.recipe ?? defaultRecipe(o.init), o.config);
+  const flags: Partial<TrainRecipe> = {};
+  for (const [flag, [, field]] of Object.entries(RECIPE_FLAGS) as [RecipeFlag, (typeof RECIPE_FLAGS)[RecipeFlag]][]) {
+    if (o[flag] !== undefined) flags[field] = o[flag];
+  }
+  const googleApps: Record<string, number> = o.googleAppsFraction === undefined ? {} : { google_apps: o.googleAppsFraction };
   return {
-    ...DEFAULT_TRAIN,
-    ...shared,
-    preset: config,
-    batchSize: batch,
-    resume: resume ?? false,
-    subsets: subsets?.split(',').map((s) => s.trim()).filter(Boolean),
-    subsetFraction: { google_apps: googleAppsFraction, ...subsetFraction },
-    modelOverrides: dropout === undefined ? undefined : { dropoutRate: dropout },
-    codec: coordBins === undefined ? undefined : { coordBins },
-    quiet: json,
+    ...base,
+    ...flags,
+    data: o.data,
+    out: o.out,
+    init: o.init,
+    maxSteps: o.maxSteps,
+    seed: o.seed,
+    saveEvery: o.saveEvery,
+    resume: o.resume ?? false,
+    subsets: o.subsets?.split(',').map((s) => s.trim()).filter(Boolean),
+    subsetFraction: { ...base.subsetFraction, ...googleApps, ...o.subsetFraction },
+    quiet: o.json,
   };
 }
 
 export function addTrainOptions(cmd: Command): Command {
-  const d = DEFAULT_TRAIN;
+  const d = recipeOptions('scratch');
+  cmd
+    .option('--config <name>', `model size: ${Object.keys(PRESETS).join(' | ')}`, 'tiny')
+    .option('--init <dir>', 'start from a Hugging Face T5 / FLAN-T5 / FLAN-Alpaca folder (config.json, model.safetensors, tokenizer); overrides --config and selects the pretrained recipe')
+    .addOption(new Option('--recipe <name>', `starting hyper-parameters (default: pretrained with --init, else scratch). ${describeRecipes()}`).choices(RECIPE_NAMES));
+  for (const [flags, field, help, parse] of Object.values(RECIPE_FLAGS)) cmd.option(flags, `${help} (default: the recipe's; scratch ${String(d[field])})`, parse);
   return cmd
-    .option('--config <name>', `model size: ${Object.keys(PRESETS).join(' | ')}`, d.preset)
-    .option('--init <dir>', 'start from a Hugging Face T5 / FLAN-T5 / FLAN-Alpaca folder (config.json, model.safetensors, tokenizer); overrides --config')
-    .option('--epochs <n>', 'passes over the training split', intOption('--epochs', 1), d.epochs)
-    .option('--lr <rate>', 'peak learning rate (AdamW)', floatOption('--lr'), d.lr)
-    .option('--batch <n>', 'examples per optimiser step', intOption('--batch', 1), d.batchSize)
-    .option('--warmup-ratio <r>', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio'), d.warmupRatio)
-    .option('--weight-decay <w>', 'decoupled weight decay', floatOption('--weight-decay'), d.weightDecay)
-    .option('--clip-norm <c>', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm'), d.clipNorm)
-    .option('--ground-weight <w>', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone; README, Results)', floatOption('--ground-weight'), d.groundWeight)
-    .option('--refer-weight <w>', 'weight of the referring loss that points the screen attention at each annotated text of the screen (0 = off; README, Results)', floatOption('--refer-weight'), d.referWeight)
-    .option('--refer-per-row <k>', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1), d.referPerRow)
     .option('--max-steps <n>', 'stop after this many optimiser steps in total', intOption('--max-steps', 1))
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')
-    .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1)', floatOption('--google-apps-fraction'), 0.1)
-    .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7 (default: all rows; a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
-    .option('--val-rows <n>', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows'), d.valRows)
-    .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery)
-    .option('--dropout <p>', 'dropout rate (default: the config’s)', floatOption('--dropout'))
-    .option('--coord-bins <q>', 'coordinate grid steps per axis for the action codec (default 100: 0.01 resolution)', intOption('--coord-bins', 2));
+    .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1; default: the recipe’s)', floatOption('--google-apps-fraction'))
+    .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7, merged over the recipe’s (a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
+    .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 
 export function registerTrain(program: Command): void {
   addTrainOptions(
     program
       .command('train')
-      .description('train Auto-UI on prepared shards; keeps last/ (resumable) and best/ (by validation action matching)')
+      .description('train Auto-UI on prepared shards from a recipe (scratch, or pretrained with --init); keeps last/ (resumable) and best/ (by validation action matching)')
       .requiredOption('--data <dir>', 'shard directory from `autoui data prepare`')
       .option('--out <dir>', 'checkpoint directory', 'checkpoints/autoui')
       .option('--resume', 'continue a killed run from <out>/last exactly (weights, optimiser, data order)')
       .option('--json', 'print one JSON summary on stdout'),
   ).action(async (o: TrainCliOptions) => {
-    const r = await train(trainOptionsFrom(o));
-    const summary = { checkpoint: r.checkpoint, last: r.last, steps: r.state.globalStep, epochs: r.state.epoch, history: r.state.history, backend: r.backend.backend, val: r.val };
+    const opts = trainOptionsFrom(o);
+    const r = await train(opts);
+    const summary = { checkpoint: r.checkpoint, last: r.last, recipe: opts.recipe, steps: r.state.globalStep, epochs: r.state.epoch, history: r.state.history, backend: r.backend.backend, val: r.val?.report ?? null };
     if (o.json) return printJson(summary);
-    console.log(`best checkpoint: ${r.checkpoint}\nlast checkpoint: ${r.last} (step ${r.state.globalStep})`);
-    if (r.val) console.log('\nvalidation (last epoch):\n' + formatReport(r.val));
+    console.log(`recipe: ${opts.recipe}\nbest checkpoint: ${r.checkpoint}\nlast checkpoint: ${r.last} (step ${r.state.globalStep})`);
+    if (r.val) console.log('\nvalidation (last epoch):\n' + formatReport(r.val.report));
   });
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { EncoderInfo } from '../screen/vision/encoder.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { readJsonIfExists } from '../util/json.js';
+import { AUTOUI_VERSION } from '../util/version.js';
 import { InputError } from '../util/errors.js';
 import type { SplitName } from './types.js';
 
@@ -17,8 +18,6 @@ import type { SplitName } from './types.js';
 export const MANIFEST_FORMAT = 'autoui-shards/1';
 export const MANIFEST_FILE = 'manifest.json';
 export const SPLIT_NAMES: readonly SplitName[] = ['train', 'val', 'test'];
-/** autoui's version, recorded for provenance (kept in step with package.json). */
-export const AUTOUI_VERSION = '0.1.0';
 
 export interface ShardEntry {
   /** Path relative to DIR, e.g. `general/train-00003.arrow`. */

@@ -102,6 +102,8 @@ export interface ModelInfo {
   backend: BackendInfo;
   /** Where decoded taps land (model/pointer.ts), as resolved for this checkpoint. */
   tapFrom: TapSource;
+  /** How it was trained: the recipe (train/recipes.ts; null for checkpoints that predate recipes), preset or init folder, seed. */
+  training: { recipe: string | null; preset: string | null; init: string | null; seed: number | null };
   limits: { maxHistorySteps: number; historyUsed: number; maxPixels: number };
 }
 
@@ -249,6 +251,11 @@ export interface PredictorOptions {
   tapFrom?: TapSource | 'auto';
 }
 
+function trainingSummary(t: Record<string, unknown>): ModelInfo['training'] {
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return { recipe: str(t.recipe), preset: str(t.preset), init: str(t.init), seed: typeof t.seed === 'number' ? t.seed : null };
+}
+
 /** Encoder spec for a checkpoint's encoder id, when it can be found without help. */
 function defaultEncoderSpec(info: EncoderInfo, dir: string): string {
   if (info.id.startsWith('builtin')) return 'builtin';
@@ -297,6 +304,7 @@ export class Predictor {
       encoder: this.encoder.info,
       backend: this.backend,
       tapFrom: this.checkpoint.pointerGrid ? 'attention' : 'tokens',
+      training: trainingSummary(this.checkpoint.meta.training),
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
     };
   }

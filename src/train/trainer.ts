@@ -1,24 +1,21 @@
+/**
+ * The training loop: AdamW with warm-up and linear decay, gradient clipping, length-bucketed batches
+ * with per-subset sampling, our grounding and referring losses, `last/` (resumable) and `best/`
+ * checkpoints. Validation is the caller's (a `Validator`): scoring needs decoding and the metric,
+ * which sit above training in the pipeline.
+ *
+ * Determinism: the batch order is a pure function of (seed, epoch), and dropout masks and referring
+ * phrases are drawn from streams keyed by the global step, so a resumed run repeats an uninterrupted
+ * one bit for bit.
+ */
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { initBackend, type BackendInfo } from '../backend.js';
+import { requireManifest, type Manifest } from '../data/manifest.js';
 import { loadShards, type ShardTable } from '../data/shards.js';
-import { requireManifest } from '../data/manifest.js';
-import { AUTOUI_VERSION } from '../data/manifest.js';
-import { predictSplit } from '../eval/evaluate.js';
-import { pointerGrid } from '../model/pointer.js';
-import { scoreItems, type Report } from '../eval/metrics.js';
 import { AutoUiModel } from '../model/autoui.js';
-import { ActionCodec, type CodecConfig, type CodecJSON } from '../model/codec.js';
-import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
-import { buildWordTokenizer } from '../model/tokenizer.js';
-import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
-import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
-import { InputError } from '../util/errors.js';
-import { progress } from '../util/progress.js';
-import { Rng } from '../util/rng.js';
-import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
-import { planEpoch } from './batching.js';
+import { encodeSplit, type EncodedSplit } from '../model/batch.js';
 import {
   assertSameEncoder,
   CHECKPOINT_FORMAT,
@@ -30,42 +27,38 @@ import {
   type AutoUiCheckpointMeta,
   type TrainerState,
 } from '../model/checkpoint.js';
-import { encodeSplit, type EncodedSplit } from '../model/batch.js';
+import { ActionCodec, type CodecConfig } from '../model/codec.js';
+import { modelConfig, type ModelConfig, type PresetName } from '../model/config.js';
+import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
+import { buildWordTokenizer } from '../model/tokenizer.js';
+import { InputError } from '../util/errors.js';
+import { progress, type Progress } from '../util/progress.js';
+import { Rng } from '../util/rng.js';
+import { AUTOUI_VERSION } from '../util/version.js';
+import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
+import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch } from './examples.js';
-import { tablePhrases } from './referring.js';
+import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
+import { tablePhrases, type ReferringPhrase } from './referring.js';
 
-export interface TrainOptions {
+export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
   data: string;
   /** Checkpoint directory; `last/` and `best/` go inside. */
   out: string;
   preset: PresetName;
+  /** The recipe the values came from, recorded in the checkpoint (recipes.ts). */
+  recipe: RecipeName;
   /** A Hugging Face T5-family folder to start from (config, weights, tokenizer); overrides `preset`. */
   init?: string;
-  /** Action codec settings (e.g. coordBins); ignored on resume, where the checkpoint's codec is kept. */
+  /** Further action codec settings; ignored on resume, where the checkpoint's codec is kept. */
   codec?: Partial<CodecConfig>;
-  /** Overrides of the preset (e.g. dropoutRate). */
+  /** Further overrides of the preset. */
   modelOverrides?: Partial<ModelConfig>;
-  epochs: number;
-  lr: number;
-  batchSize: number;
-  warmupRatio: number;
-  weightDecay: number;
-  clipNorm: number;
-  /** Weight of the grounding loss on the screen attention at tap steps (model/grounding.ts); 0 = the paper's loss alone. */
-  groundWeight: number;
-  /** Weight of the referring loss on the screens' annotated texts (referring.ts); 0 = off. */
-  referWeight: number;
-  /** Referring phrases drawn per screen and step. */
-  referPerRow: number;
   maxSteps?: number;
   seed: number;
   resume: boolean;
   subsets?: string[];
-  /** Fraction of each subset drawn per epoch; Auto-UI uses 10% of GoogleApps. */
-  subsetFraction: Record<string, number>;
-  /** Validation rows scored at the end of every epoch (0 = skip validation). */
-  valRows: number;
   /** Also save `last/` every this many steps, so a killed run loses little (0 = only per epoch). */
   saveEvery: number;
   /** Stop after this many optimiser steps in *this* process (for tests of resume); the state stays resumable. */
@@ -74,30 +67,30 @@ export interface TrainOptions {
   log?: (line: string) => void;
 }
 
-export const DEFAULT_TRAIN: Omit<TrainOptions, 'data' | 'out'> = {
-  preset: 'tiny',
-  epochs: 10,
-  lr: 1e-4,
-  batchSize: 4,
-  warmupRatio: 0.05,
-  weightDecay: DEFAULT_ADAMW.weightDecay,
-  clipNorm: DEFAULT_ADAMW.clipNorm,
-  groundWeight: 1,
-  referWeight: 1,
-  referPerRow: 2,
-  seed: 42,
-  resume: false,
-  subsetFraction: { google_apps: 0.1 },
-  valRows: 512,
-  saveEvery: 200,
-};
+/** The options of a recipe, before the run's own (data, out). */
+export function recipeOptions(recipe: RecipeName, preset: PresetName = 'tiny'): Omit<TrainOptions, 'data' | 'out'> {
+  return { ...RECIPES[recipe], recipe, preset, seed: 42, resume: false, saveEvery: 200 };
+}
 
-export interface TrainResult {
+/** The scratch recipe for `tiny`: what `autoui train --data D` runs. */
+export const DEFAULT_TRAIN: Omit<TrainOptions, 'data' | 'out'> = recipeOptions('scratch');
+
+/** What a validator says about the model after an epoch; the best checkpoint maximises `score`. */
+export interface Validation {
+  score: number;
+  /** One line for the log, e.g. "val action matching 91.2% (click 85.0%)". */
+  summary: string;
+}
+
+/** Scores the model on rows of the validation split (the same rows every epoch). */
+export type Validator<V extends Validation = Validation> = (model: AutoUiModel, codec: ActionCodec, split: EncodedSplit, rows: readonly number[]) => V;
+
+export interface TrainResult<V extends Validation = Validation> {
   checkpoint: string;
   last: string;
   state: TrainerState;
   backend: BackendInfo;
-  val: Report | null;
+  val: V | null;
   /** True when the run stopped early on `stopAfter` and can be resumed. */
   interrupted: boolean;
 }
@@ -107,46 +100,64 @@ export class DivergedError extends Error {
   override name = 'DivergedError';
 }
 
-export async function train(opts: TrainOptions): Promise<TrainResult> {
+/** Everything one training run holds between steps. */
+interface Run<V extends Validation> {
+  opts: TrainOptions;
+  log: (line: string) => void;
+  backend: BackendInfo;
+  meta: AutoUiCheckpointMeta;
+  model: AutoUiModel;
+  weights: Map<string, tf.Variable>;
+  opt: AdamW;
+  codec: ActionCodec;
+  train: EncodedSplit;
+  /** Validation split and the rows scored each epoch; null without a validator or rows. */
+  val: { split: EncodedSplit; rows: number[]; validate: Validator<V> } | null;
+  phrases: ReferringPhrase[][] | null;
+  lengths: number[];
+  state: TrainerState;
+  lastDir: string;
+  bestDir: string;
+}
+
+/** Progress of this process's share of the run. */
+interface Pace {
+  bar: Progress;
+  steps: number;
+  samples: number;
+  started: number;
+  lossEma: number | null;
+  lastVal: Validation | null;
+}
+
+/** Trains (or resumes) a model on a shard directory; validates after each epoch when given a validator. */
+export async function fit<V extends Validation>(opts: TrainOptions, validate?: Validator<V>): Promise<TrainResult<V>> {
+  const run = await setupRun(opts, validate);
+  try {
+    return await runEpochs(run);
+  } finally {
+    run.model.dispose();
+    run.opt.dispose();
+  }
+}
+
+/** The referring loss needs annotations and a patch grid to point into. */
+export function referringApplies(referWeight: number, encoder: Manifest['encoder']): boolean {
+  return referWeight > 0 && encoder.grid != null;
+}
+
+async function setupRun<V extends Validation>(opts: TrainOptions, validate: Validator<V> | undefined): Promise<Run<V>> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const backend = await initBackend();
   const manifest = await requireManifest(opts.data);
-  const lastDir = join(opts.out, 'last');
-  const bestDir = join(opts.out, 'best');
-
-  // The referring loss needs the annotations and an encoder with a patch grid to point into.
-  const referring = opts.referWeight > 0 && manifest.encoder.grid !== undefined;
+  const referring = referringApplies(opts.referWeight, manifest.encoder);
   if (opts.referWeight > 0 && !referring) log(`note: encoder '${manifest.encoder.id}' has no patch grid, so the referring loss is off`);
   const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring });
   if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
-  const valTable = opts.valRows > 0 ? await loadShards(opts.data, { split: 'val', subsets: opts.subsets }) : null;
 
+  const lastDir = join(opts.out, 'last');
   const resuming = opts.resume && existsSync(join(lastDir, 'trainer_state.json'));
-  let meta: AutoUiCheckpointMeta;
-  let codec: ActionCodec;
-  let pretrained: HfT5Init | undefined;
-  if (resuming) {
-    meta = await readCheckpointMeta(lastDir);
-    assertSameEncoder(meta.encoder, manifest.encoder, lastDir, opts.data);
-    codec = ActionCodec.fromJSON(meta.codec);
-  } else {
-    pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
-    codec = new ActionCodec(pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(trainTable)), opts.codec);
-    const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim };
-    const config = pretrained
-      ? { ...pretrainedModelConfig(pretrained, sizes), ...opts.modelOverrides }
-      : modelConfig(opts.preset, { ...opts.modelOverrides, ...sizes });
-    meta = {
-      format: CHECKPOINT_FORMAT,
-      model: config,
-      codec: codec.toJSON(),
-      encoder: manifest.encoder,
-      training: { data: opts.data, preset: opts.init ? null : opts.preset, init: opts.init ?? null, seed: opts.seed },
-      created: new Date().toISOString(),
-      autoui: AUTOUI_VERSION,
-    };
-  }
-
+  const { meta, codec, pretrained } = resuming ? await resumedMeta(lastDir, manifest, opts) : await freshMeta(opts, manifest, trainTable);
   const model = new AutoUiModel(meta.model, opts.seed);
   if (pretrained) {
     const rep = loadPretrainedInto(model, pretrained);
@@ -154,18 +165,14 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   }
   const weights = model.namedWeights();
   const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
-  const trainSplit = encodeSplit(trainTable, codec);
-  const valSplit = valTable ? encodeSplit(valTable, codec) : null;
-  const phrases = referring ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null;
-  const lengths = trainSplit.inputs.map((x, i) => x.length + trainSplit.targets[i]!.length);
+  const train = encodeSplit(trainTable, codec);
+  const lengths = train.inputs.map((x, i) => x.length + train.targets[i]!.length);
   const batchesPerEpoch = planEpoch(lengths, trainTable.subset, epochPlan(opts, 0)).length;
-  const plannedSteps = opts.epochs * batchesPerEpoch;
-
   let state: TrainerState = {
     epoch: 0,
     batch: 0,
     globalStep: 0,
-    totalSteps: Math.min(plannedSteps, opts.maxSteps ?? Infinity),
+    totalSteps: Math.min(opts.epochs * batchesPerEpoch, opts.maxSteps ?? Infinity),
     seed: opts.seed,
     bestScore: null,
     history: [],
@@ -177,114 +184,145 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     log(`resuming from ${lastDir}: epoch ${state.epoch + 1}, batch ${state.batch}, step ${state.globalStep}/${state.totalSteps}`);
   }
   meta.training = { ...meta.training, ...trainingFacts(opts, trainTable, batchesPerEpoch, backend) };
+  return {
+    opts, log, backend, meta, model, weights, opt, codec, train, lengths, state, lastDir,
+    bestDir: join(opts.out, 'best'),
+    val: validate && opts.valRows > 0 ? await validationRows(opts, codec, validate) : null,
+    phrases: referring ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null,
+  };
+}
 
-  try {
-    return await runLoop();
-  } finally {
-    model.dispose();
-    opt.dispose();
-  }
+async function resumedMeta(lastDir: string, manifest: Manifest, opts: TrainOptions): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: undefined }> {
+  const meta = await readCheckpointMeta<ModelConfig, AutoUiCheckpointMeta['codec'], Manifest['encoder']>(lastDir);
+  assertSameEncoder(meta.encoder, manifest.encoder, lastDir, opts.data);
+  return { meta, codec: ActionCodec.fromJSON(meta.codec) };
+}
 
-  async function runLoop(): Promise<TrainResult> {
-    const save = async (dir: string, withOptimizer: boolean) =>
-      saveCheckpoint(dir, { meta, weights, ...(withOptimizer ? { optimizer: opt, state } : { state }) });
+async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTable): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: HfT5Init }> {
+  const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
+  const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table));
+  const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim };
+  const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
+  const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
+  const meta: AutoUiCheckpointMeta = {
+    format: CHECKPOINT_FORMAT,
+    model,
+    codec: codec.toJSON(),
+    encoder: manifest.encoder,
+    training: { data: opts.data, preset: opts.init ? null : opts.preset, init: opts.init ?? null, seed: opts.seed },
+    created: new Date().toISOString(),
+    autoui: AUTOUI_VERSION,
+  };
+  return { meta, codec, pretrained };
+}
 
-    const varName = new Map([...weights].map(([hf, v]) => [v.name, hf]));
-    const warmup = Math.max(1, Math.round(state.totalSteps * opts.warmupRatio));
-    const bar = progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet });
-    bar.tick(state.globalStep);
-    let stepsThisRun = 0;
-    let lastVal: Report | null = null;
-    let lossEma: number | null = null;
-    const started = Date.now();
-    let samples = 0;
+/** A fixed random subset of the validation split: the same rows every epoch, so epochs are comparable. */
+async function validationRows<V extends Validation>(opts: TrainOptions, codec: ActionCodec, validate: Validator<V>): Promise<Run<V>['val']> {
+  const table = await loadShards(opts.data, { split: 'val', subsets: opts.subsets });
+  if (table.rows === 0) return null;
+  const all = Rng.from(opts.seed, 'val').shuffle(Array.from({ length: table.rows }, (_, i) => i));
+  return { split: encodeSplit(table, codec), rows: all.slice(0, opts.valRows).sort((a, b) => a - b), validate };
+}
 
-    for (; state.epoch < opts.epochs; state.epoch++, state.batch = 0) {
-      if (state.globalStep >= state.totalSteps) break;
-      const batches = planEpoch(lengths, trainTable.subset, epochPlan(opts, state.epoch));
-      for (; state.batch < batches.length; ) {
-        if (state.globalStep >= state.totalSteps) break;
-        if (opts.stopAfter !== undefined && stepsThisRun >= opts.stopAfter) {
-          await save(lastDir, true);
-          bar.stop();
-          return { checkpoint: lastDir, last: lastDir, state, backend, val: lastVal, interrupted: true };
-        }
-        const rows = batches[state.batch]!;
-        const batch = makeBatch(trainSplit, rows, codec.tokenizer.padId, {
-          grounding: opts.groundWeight > 0,
-          // Drawn from a stream keyed by the step, as the dropout masks, so a resumed run draws the same phrases.
-          ...(phrases ? { refer: { phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
-        });
-        // Dropout draws from a stream keyed by the step, so a resumed run repeats the same masks.
-        model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-        const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight }), [...weights.values()]);
-        disposeBatch(batch);
-        const loss = value.dataSync()[0]!;
-        value.dispose();
-        if (!Number.isFinite(loss)) {
-          tf.dispose(Object.values(grads));
-          bar.stop();
-          throw new DivergedError(
-            `loss became ${loss} at step ${state.globalStep + 1} (epoch ${state.epoch + 1}, batch ${state.batch + 1}); ` +
-              `stopped without applying it. ` +
-              (existsSync(lastDir) ? `The last good checkpoint is ${lastDir}; ` : '') +
-              `try a lower --lr or a smaller --clip-norm.`,
-          );
-        }
-        const named = new Map(Object.entries(grads).map(([k, g]) => [varName.get(k) ?? k, g]));
-        opt.apply(named, learningRate(state.globalStep, state.totalSteps, opts.lr, warmup));
-        tf.dispose(Object.values(grads));
-        state.globalStep++;
-        state.batch++;
-        stepsThisRun++;
-        samples += rows.length;
-        lossEma = lossEma === null ? loss : 0.95 * lossEma + 0.05 * loss;
-        bar.tick(1, { loss: lossEma, 'samples/s': samples / ((Date.now() - started) / 1000) });
-        if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(lastDir, true);
+async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult<V>> {
+  const { state, opts } = run;
+  const pace: Pace = {
+    bar: progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet }),
+    steps: 0,
+    samples: 0,
+    started: Date.now(),
+    lossEma: null,
+    lastVal: null,
+  };
+  pace.bar.tick(state.globalStep);
+  const result = (interrupted: boolean, checkpoint: string): TrainResult<V> => {
+    pace.bar.stop();
+    return { checkpoint, last: run.lastDir, state, backend: run.backend, val: pace.lastVal as V | null, interrupted };
+  };
+  for (; state.epoch < opts.epochs && state.globalStep < state.totalSteps; state.epoch++, state.batch = 0) {
+    const batches = planEpoch(run.lengths, run.train.table.subset, epochPlan(opts, state.epoch));
+    for (; state.batch < batches.length && state.globalStep < state.totalSteps; state.batch++) {
+      if (opts.stopAfter !== undefined && pace.steps >= opts.stopAfter) {
+        await save(run, run.lastDir, true);
+        return result(true, run.lastDir);
       }
-      // End of an epoch, or of the run at --max-steps within one: validate, keep last and best.
-      const epochDone = state.batch >= batches.length;
-      const keep = (save: () => Promise<void>) => (epochDone ? saveNextEpoch(state, save) : save());
-      state.history.push({ epoch: state.epoch + 1, step: state.globalStep, loss: lossEma ?? NaN });
-      if (valSplit) {
-        lastVal = validate(model, codec, valSplit, opts);
-        const score = lastVal.action_match ?? 0;
-        state.history[state.history.length - 1]!.val = score;
-        log(`\nepoch ${state.epoch + 1}: loss ${lossEma?.toFixed(4)} · val action matching ${score.toFixed(2)}% (click ${lastVal.click_acc?.toFixed(1) ?? '-'}%)`);
-        if (state.bestScore === null || score > state.bestScore) {
-          state.bestScore = score;
-          await keep(() => save(bestDir, false));
-        }
-      }
-      await keep(() => save(lastDir, true));
-      if (!epochDone) break;
+      await trainStep(run, pace, batches[state.batch]!);
     }
-    bar.stop();
-    if (!existsSync(bestDir)) await save(bestDir, false);
-    return { checkpoint: bestDir, last: lastDir, state, backend, val: lastVal, interrupted: false };
+    const epochDone = state.batch >= batches.length;
+    await endEpoch(run, pace, epochDone);
+    if (!epochDone) break;
   }
+  if (!existsSync(run.bestDir)) await save(run, run.bestDir, false);
+  return result(false, run.bestDir);
 }
 
-/** Saves with the state pointing at the start of the next epoch, so a resume never repeats this one. */
-async function saveNextEpoch(state: TrainerState, save: () => Promise<void>): Promise<void> {
-  const { epoch, batch } = state;
-  state.epoch = epoch + 1;
-  state.batch = 0;
+/** One optimiser step on `rows` of the training split. */
+async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: readonly number[]): Promise<void> {
+  const { opts, state, model, codec } = run;
+  const batch = makeBatch(run.train, rows, codec.tokenizer.padId, {
+    grounding: opts.groundWeight > 0,
+    ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
+  });
+  model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
+  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight }), [...run.weights.values()]);
+  disposeBatch(batch);
+  const loss = value.dataSync()[0]!;
+  value.dispose();
+  if (!Number.isFinite(loss)) {
+    tf.dispose(Object.values(grads));
+    pace.bar.stop();
+    throw new DivergedError(
+      `loss became ${loss} at step ${state.globalStep + 1} (epoch ${state.epoch + 1}, batch ${state.batch + 1}); stopped without applying it. ` +
+        (existsSync(run.lastDir) ? `The last good checkpoint is ${run.lastDir}; ` : '') +
+        'try a lower --lr or a smaller --clip-norm.',
+    );
+  }
+  const byVariable = new Map([...run.weights].map(([hf, v]) => [v.name, hf]));
+  const named = new Map(Object.entries(grads).map(([k, g]) => [byVariable.get(k) ?? k, g]));
+  const warmup = Math.max(1, Math.round(state.totalSteps * opts.warmupRatio));
+  run.opt.apply(named, learningRate(state.globalStep, state.totalSteps, opts.lr, warmup));
+  tf.dispose(Object.values(grads));
+  state.globalStep++;
+  pace.steps++;
+  pace.samples += rows.length;
+  pace.lossEma = pace.lossEma === null ? loss : 0.95 * pace.lossEma + 0.05 * loss;
+  pace.bar.tick(1, { loss: pace.lossEma, 'samples/s': pace.samples / ((Date.now() - pace.started) / 1000) });
+  if (opts.saveEvery > 0 && state.globalStep % opts.saveEvery === 0) await save(run, run.lastDir, true);
+}
+
+/** End of an epoch, or of the run at --max-steps within one: validate, keep last and best. */
+async function endEpoch<V extends Validation>(run: Run<V>, pace: Pace, epochDone: boolean): Promise<void> {
+  const { state } = run;
+  const entry: TrainerState['history'][number] = { epoch: state.epoch + 1, step: state.globalStep, loss: pace.lossEma ?? NaN };
+  state.history.push(entry);
+  // A finished epoch is saved as "start of the next one", so a resume never repeats it.
+  const keep = (dir: string, withOptimizer: boolean) => (epochDone ? saveAtNextEpoch(run, dir, withOptimizer) : save(run, dir, withOptimizer));
+  if (run.val) {
+    const v = run.val.validate(run.model, run.codec, run.val.split, run.val.rows);
+    pace.lastVal = v;
+    entry.val = v.score;
+    run.log(`\nepoch ${state.epoch + 1}: loss ${pace.lossEma?.toFixed(4)} · ${v.summary}`);
+    if (state.bestScore === null || v.score > state.bestScore) {
+      state.bestScore = v.score;
+      await keep(run.bestDir, false);
+    }
+  }
+  await keep(run.lastDir, true);
+}
+
+function save<V extends Validation>(run: Run<V>, dir: string, withOptimizer: boolean): Promise<void> {
+  return saveCheckpoint(dir, { meta: run.meta, weights: run.weights, state: run.state, ...(withOptimizer ? { optimizer: run.opt } : {}) });
+}
+
+async function saveAtNextEpoch<V extends Validation>(run: Run<V>, dir: string, withOptimizer: boolean): Promise<void> {
+  const { epoch, batch } = run.state;
+  Object.assign(run.state, { epoch: epoch + 1, batch: 0 });
   try {
-    await save();
+    await save(run, dir, withOptimizer);
   } finally {
-    state.epoch = epoch;
-    state.batch = batch;
+    Object.assign(run.state, { epoch, batch });
   }
-}
-
-function validate(model: AutoUiModel, codec: ActionCodec, split: EncodedSplit, opts: TrainOptions): Report {
-  // A fixed random subset: the same rows every epoch, so epochs are comparable.
-  const all = Rng.from(opts.seed, 'val').shuffle(Array.from({ length: split.table.rows }, (_, i) => i));
-  const rows = all.slice(0, opts.valRows).sort((a, b) => a - b);
-  // Taps decoded as `eval` and `serve` decode them by default, so the best checkpoint is best there.
-  const grid = pointerGrid('auto', split.table.encoder.grid, opts.groundWeight);
-  return scoreItems(predictSplit(model, codec, split, { rows, quiet: true, pointerGrid: grid })).report;
 }
 
 function epochPlan(opts: TrainOptions, epoch: number) {
@@ -300,23 +338,11 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction } = opts;
   return {
-    data: opts.data,
-    preset: opts.preset,
-    epochs: opts.epochs,
-    lr: opts.lr,
-    batchSize: opts.batchSize,
-    warmupRatio: opts.warmupRatio,
-    weightDecay: opts.weightDecay,
-    clipNorm: opts.clipNorm,
-    groundWeight: opts.groundWeight,
-    referWeight: opts.referWeight,
-    referPerRow: opts.referPerRow,
-    seed: opts.seed,
-    subsetFraction: opts.subsetFraction,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
   };
 }
-

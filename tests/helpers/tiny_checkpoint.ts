@@ -41,7 +41,7 @@ export async function makeTinyCheckpoint(dir: string, opts: TinyCheckpointOption
     model: config,
     codec: codec.toJSON(),
     encoder: { ...encoder },
-    training: { note: 'random weights (test fixture)' },
+    training: { note: 'random weights (test fixture)', recipe: 'scratch', preset: opts.preset ?? 'tiny', seed: opts.seed ?? 1 },
     created: new Date(0).toISOString(),
     autoui: '0.1.0',
   };
