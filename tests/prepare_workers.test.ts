@@ -28,6 +28,7 @@ function episode(ep: number): AitwStep[] {
       goal: `goal ${ep}`,
       image: { width: 24, height: 48, channels: 3, data },
       annotations: { positions: [], text: [], types: [] },
+      texts: [],
       action: { action_type: ActionType.PRESS_BACK, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' },
       currentActivity: '',
       deviceType: '',

@@ -46,6 +46,7 @@ function episodeRows(id: string, actions: AitwAction[], seed: number): ShardRow[
       text: step % 2 === 0 ? ['Settings', ''] : [],
       types: step % 2 === 0 ? ['TEXT', 'ICON_SETTINGS'] : [],
     },
+    texts: step % 2 === 1 ? [{ text: 'Wi‑Fi', box: [0.25, 0.1, 0.03, 0.2], score: 0.875 }] : [],
     episodeActions: actions,
   }));
 }
@@ -57,6 +58,7 @@ function expectSameRow(got: ShardRow, want: ShardRow): void {
     screen: Array.from(want.screen).map(f32),
     action: { ...want.action, touch_yx: want.action.touch_yx.map(f32), lift_yx: want.action.lift_yx.map(f32) },
     annotations: { ...want.annotations, positions: want.annotations.positions.map((b) => b.map(f32)) },
+    texts: want.texts.map((t) => ({ ...t, box: t.box.map(f32), score: f32(t.score) })),
     episodeActions: want.episodeActions.map((a) => ({ ...a, touch_yx: a.touch_yx.map(f32), lift_yx: a.lift_yx.map(f32) })),
   });
 }

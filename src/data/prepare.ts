@@ -112,16 +112,67 @@ export async function prepareShards(
   s: PrepareSettings,
 ): Promise<PrepareSummary> {
   const t0 = performance.now();
-  const N = s.rowsPerShard ?? DEFAULT_ROWS_PER_SHARD;
+  const { rowsPerShard, batchSize } = checkSettings(s);
+  const manifest = await readManifest(s.out);
+  assertSameEncoderDir(manifest, s);
+  const entry = newEntry(s, rowsPerShard);
+  const prev = manifest?.subsets[s.subset];
+  const { done, resumes } = prev ? await reusableShards(s, prev, entry) : { done: emptyShardMap(), resumes: false };
+  if (prev && resumes && prev.complete && countShards(done) === prev.shards.length) return upToDateSummary(s, prev, t0);
+  if (prev && resumes) entry.started = prev.started;
+
+  entry.shards = [...done.values()].flatMap((m) => [...m.values()]);
+  for (const e of entry.shards) entry.screens[e.split] += e.rows;
+  const subsetDir = join(s.out, s.subset);
+  await removeTempFiles(subsetDir);
+  // Recording the subset (and encoder) before any work stops a run with another encoder meanwhile.
+  await updateSubset(s.out, s.encoder.info, s.subset, entry);
+
+  const writers = shardWriters(s, entry, rowsPerShard);
+  const progress: PrepareProgress = { screens: 0, encoded: 0, reused: 0, done: false };
+  const rowCount = await streamRows(episodes, splitFor, s, { entry, done, writers, progress, rowsPerShard, batchSize });
+  for (const w of writers.values()) await w.close();
+  progress.done = true;
+  s.onProgress?.(progress);
+
+  checkKeptShards(s, entry, done, rowCount, rowsPerShard);
+  entry.complete = true;
+  entry.finished = new Date().toISOString();
+  entry.records = s.readStats ? { read: s.readStats.records, skipped: s.readStats.skipped } : entry.records;
+  entry.shards.sort((a, b) => SPLIT_NAMES.indexOf(a.split) - SPLIT_NAMES.indexOf(b.split) || a.index - b.index);
+  await updateSubset(s.out, s.encoder.info, s.subset, entry);
+  await removeStrayShards(subsetDir, new Set(entry.shards.map((e) => basename(e.file))));
+
+  const written = [...writers.values()].reduce((n, w) => n + w.written.length, 0);
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    ...summaryOf(s, entry),
+    shards: { written, reused: entry.shards.length - written, total: entry.shards.length },
+    encoded: progress.encoded,
+    reused: progress.reused,
+    upToDate: false,
+    seconds,
+    screensPerSecond: seconds > 0 ? progress.screens / seconds : 0,
+  };
+}
+
+type ShardMap = Map<SplitName, Map<number, ShardEntry>>;
+
+const emptyShardMap = (): ShardMap => new Map(SPLIT_NAMES.map((sp) => [sp, new Map()]));
+const countShards = (m: ShardMap): number => [...m.values()].reduce((n, x) => n + x.size, 0);
+
+function checkSettings(s: PrepareSettings): { rowsPerShard: number; batchSize: number } {
+  const rowsPerShard = s.rowsPerShard ?? DEFAULT_ROWS_PER_SHARD;
   const batchSize = s.batch ?? DEFAULT_BATCH;
-  if (!Number.isInteger(N) || N < 1) throw new InputError(`must be a positive integer, got ${N}`, '--rows-per-shard');
+  if (!Number.isInteger(rowsPerShard) || rowsPerShard < 1) throw new InputError(`must be a positive integer, got ${rowsPerShard}`, '--rows-per-shard');
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new InputError(`must be a positive integer, got ${batchSize}`, '--batch');
   if (!SUBSET_NAME.test(s.subset))
     throw new InputError(`'${s.subset}' is not a usable subset name (letters, digits, '_', '-', '.'; it names a directory)`, '--subset');
-  const info = s.encoder.info;
-  const subsetDir = join(s.out, s.subset);
+  return { rowsPerShard, batchSize };
+}
 
-  const manifest = await readManifest(s.out);
+function assertSameEncoderDir(manifest: Awaited<ReturnType<typeof readManifest>>, s: PrepareSettings): void {
+  const info = s.encoder.info;
   if (manifest && Object.keys(manifest.subsets).length > 0 && !sameEncoder(manifest.encoder, info)) {
     throw new InputError(
       `this directory holds features of encoder '${manifest.encoder.id}' (${manifest.encoder.patches}×${manifest.encoder.dim}); ` +
@@ -129,16 +180,17 @@ export async function prepareShards(
       manifestPath(s.out),
     );
   }
+}
 
-  const now = new Date().toISOString();
-  const entry: WorkerSubsetEntry = {
+function newEntry(s: PrepareSettings, rowsPerShard: number): WorkerSubsetEntry {
+  return {
     ...(s.worker ? { worker: { ...s.worker } } : {}),
     inputs: s.inputs,
     splitsFile: s.splitsFile,
-    rowsPerShard: N,
+    rowsPerShard,
     skipCorrupt: s.skipCorrupt ?? false,
     complete: false,
-    started: now,
+    started: new Date().toISOString(),
     finished: null,
     screens: zeroCounts(),
     episodes: zeroCounts(),
@@ -146,140 +198,152 @@ export async function prepareShards(
     records: { read: 0, skipped: 0 },
     shards: [],
   };
+}
 
-  // Which shards of a previous run can be kept.
-  const prev = manifest?.subsets[s.subset];
-  const done = new Map<SplitName, Map<number, ShardEntry>>(SPLIT_NAMES.map((sp) => [sp, new Map()]));
-  if (prev) {
-    const diffs = settingsDiff(prev, entry);
-    if (diffs.length > 0 && !s.overwrite) {
-      throw new InputError(
-        `subset '${s.subset}' was prepared from different ${diffs.join('; ')}; its shards would not line up. ` +
-          `Re-run with the same inputs and settings to resume, or with --overwrite to rebuild it`,
-        manifestPath(s.out),
-      );
-    }
-    if (diffs.length === 0) {
-      for (const e of prev.shards) if (await verifyShard(s.out, e)) done.get(e.split)!.set(e.index, e);
-      if (prev.complete && [...done.values()].reduce((n, m) => n + m.size, 0) === prev.shards.length) {
-        return {
-          out: s.out,
-          subset: s.subset,
-          encoder: info.id,
-          screens: prev.screens,
-          episodes: prev.episodes,
-          unassigned: prev.unassigned,
-          shards: { written: 0, reused: prev.shards.length, total: prev.shards.length },
-          encoded: 0,
-          reused: Object.values(prev.screens).reduce((a, b) => a + b, 0),
-          records: prev.records,
-          upToDate: true,
-          seconds: (performance.now() - t0) / 1000,
-          screensPerSecond: 0,
-        };
-      }
-      entry.started = prev.started;
-    }
+/** The verified shards of a previous run with the same settings (a different run is refused unless `overwrite`). */
+async function reusableShards(s: PrepareSettings, prev: SubsetEntry, entry: WorkerSubsetEntry): Promise<{ done: ShardMap; resumes: boolean }> {
+  const done = emptyShardMap();
+  const diffs = settingsDiff(prev, entry);
+  if (diffs.length > 0 && !s.overwrite) {
+    throw new InputError(
+      `subset '${s.subset}' was prepared from different ${diffs.join('; ')}; its shards would not line up. ` +
+        `Re-run with the same inputs and settings to resume, or with --overwrite to rebuild it`,
+      manifestPath(s.out),
+    );
   }
-  entry.shards = [...done.values()].flatMap((m) => [...m.values()]);
-  for (const e of entry.shards) entry.screens[e.split] += e.rows;
-  await removeTempFiles(subsetDir);
-  // Recording the subset (and encoder) before any work stops a run with another encoder meanwhile.
-  await updateSubset(s.out, info, s.subset, entry);
+  if (diffs.length === 0) for (const e of prev.shards) if (await verifyShard(s.out, e)) done.get(e.split)!.set(e.index, e);
+  return { done, resumes: diffs.length === 0 };
+}
 
+function summaryOf(s: PrepareSettings, e: SubsetEntry): Pick<PrepareSummary, 'out' | 'subset' | 'encoder' | 'screens' | 'episodes' | 'unassigned' | 'records'> {
+  return { out: s.out, subset: s.subset, encoder: s.encoder.info.id, screens: e.screens, episodes: e.episodes, unassigned: e.unassigned, records: e.records };
+}
+
+function upToDateSummary(s: PrepareSettings, prev: SubsetEntry, t0: number): PrepareSummary {
+  return {
+    ...summaryOf(s, prev),
+    shards: { written: 0, reused: prev.shards.length, total: prev.shards.length },
+    encoded: 0,
+    reused: Object.values(prev.screens).reduce((a, b) => a + b, 0),
+    upToDate: true,
+    seconds: (performance.now() - t0) / 1000,
+    screensPerSecond: 0,
+  };
+}
+
+/** One writer per split; each finished shard is recorded in the manifest at once, so a crash keeps it. */
+function shardWriters(s: PrepareSettings, entry: WorkerSubsetEntry, rowsPerShard: number): Map<SplitName, ShardWriter> {
   const record = async (split: SplitName, w: WrittenShard): Promise<void> => {
     entry.shards.push({ file: `${s.subset}/${shardFileName(split, w.index, s.worker)}`, split, index: w.index, rows: w.rows, bytes: w.bytes, sha256: w.sha256 });
     entry.screens[split] += w.rows;
-    await updateSubset(s.out, info, s.subset, entry);
+    await updateSubset(s.out, s.encoder.info, s.subset, entry);
   };
-  const writers = new Map<SplitName, ShardWriter>(
+  return new Map(
     SPLIT_NAMES.map((split) => [
       split,
       new ShardWriter({
-        encoder: info,
-        rowsPerShard: N,
-        pathFor: (k) => join(subsetDir, shardFileName(split, k, s.worker)),
+        encoder: s.encoder.info,
+        rowsPerShard,
+        pathFor: (k) => join(s.out, s.subset, shardFileName(split, k, s.worker)),
         onShard: (w) => record(split, w),
       }),
     ]),
   );
+}
 
-  interface Pending {
-    split: SplitName;
-    index: number;
-    step: AitwStep;
-    episodeActions: AitwAction[];
-  }
-  let pending: Pending[] = [];
+interface StreamState {
+  entry: WorkerSubsetEntry;
+  done: ShardMap;
+  writers: Map<SplitName, ShardWriter>;
+  progress: PrepareProgress;
+  rowsPerShard: number;
+  batchSize: number;
+}
+
+interface PendingRow {
+  split: SplitName;
+  index: number;
+  step: AitwStep;
+  episodeActions: AitwAction[];
+}
+
+/** Reads every episode, assigns rows to splits in reading order, encodes the rows of shards not kept. Returns the rows per split. */
+async function streamRows(episodes: AsyncIterable<AitwEpisode>, splitFor: (id: string) => SplitName | undefined, s: PrepareSettings, st: StreamState): Promise<SplitCounts> {
   const rowCount = zeroCounts();
-  const progress: PrepareProgress = { screens: 0, encoded: 0, reused: 0, done: false };
-
-  const encodePending = async (): Promise<void> => {
-    if (pending.length === 0) return;
-    const batch = pending;
+  let pending: PendingRow[] = [];
+  const flush = async () => {
+    await encodeRows(pending, s, st);
     pending = [];
-    let features: Float32Array[];
-    try {
-      features = await s.encoder.encode(batch.map((p) => p.step.image));
-    } catch (err) {
-      if (!(err instanceof InputError)) throw err;
-      const i = Number(/image (\d+) of the batch/.exec(err.message)?.[1] ?? NaN);
-      const at = batch[i];
-      throw at ? new InputError(err.message.replace(/^.*?: /, ''), `episode ${at.step.episodeId} step ${at.step.stepId} (screen)`) : err;
-    }
-    for (let i = 0; i < batch.length; i++) {
-      const { split, index, step, episodeActions } = batch[i]!;
-      const row: ShardRow = {
-        episodeId: step.episodeId,
-        subset: s.subset,
-        split,
-        stepId: step.stepId,
-        episodeLength: step.episodeLength,
-        goal: step.goal,
-        imageHeight: step.image.height,
-        imageWidth: step.image.width,
-        screen: features[i]!,
-        action: step.action,
-        annotations: step.annotations,
-        episodeActions,
-      };
-      await writers.get(split)!.put(index, row);
-    }
-    progress.encoded += batch.length;
-    s.onProgress?.(progress);
   };
-
   for await (const ep of episodes) {
     const split = splitFor(ep.episodeId);
-    progress.screens += ep.steps.length;
+    st.progress.screens += ep.steps.length;
     if (!split) {
-      entry.unassigned.episodes++;
-      entry.unassigned.screens += ep.steps.length;
-      if (entry.unassigned.examples.length < UNASSIGNED_EXAMPLES) entry.unassigned.examples.push(ep.episodeId);
+      noteUnassigned(st.entry, ep);
       continue;
     }
-    entry.episodes[split]++;
-    const episodeActions = ep.steps.map((st) => st.action);
+    st.entry.episodes[split]++;
+    const episodeActions = ep.steps.map((step) => step.action);
     for (const step of ep.steps) {
       const index = rowCount[split]++;
-      if (done.get(split)!.has(Math.floor(index / N))) {
-        progress.reused++;
+      if (st.done.get(split)!.has(Math.floor(index / st.rowsPerShard))) {
+        st.progress.reused++;
         continue;
       }
       pending.push({ split, index, step, episodeActions });
-      if (pending.length >= batchSize) await encodePending();
+      if (pending.length >= st.batchSize) await flush();
     }
-    s.onProgress?.(progress);
+    s.onProgress?.(st.progress);
   }
-  await encodePending();
-  for (const w of writers.values()) await w.close();
-  progress.done = true;
-  s.onProgress?.(progress);
+  await flush();
+  return rowCount;
+}
 
-  // Kept shards must still fit the rows this run saw; otherwise the inputs changed under the same names.
+function noteUnassigned(entry: WorkerSubsetEntry, ep: AitwEpisode): void {
+  entry.unassigned.episodes++;
+  entry.unassigned.screens += ep.steps.length;
+  if (entry.unassigned.examples.length < UNASSIGNED_EXAMPLES) entry.unassigned.examples.push(ep.episodeId);
+}
+
+/** Features for a batch of rows, then each row into its split's writer. A bad screen names its episode and step. */
+async function encodeRows(batch: readonly PendingRow[], s: PrepareSettings, st: StreamState): Promise<void> {
+  if (batch.length === 0) return;
+  let features: Float32Array[];
+  try {
+    features = await s.encoder.encode(batch.map((p) => p.step.image));
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    const at = batch[Number(/image (\d+) of the batch/.exec(err.message)?.[1] ?? NaN)];
+    throw at ? new InputError(err.message.replace(/^.*?: /, ''), `episode ${at.step.episodeId} step ${at.step.stepId} (screen)`) : err;
+  }
+  for (let i = 0; i < batch.length; i++) {
+    const { split, index, step, episodeActions } = batch[i]!;
+    const row: ShardRow = {
+      episodeId: step.episodeId,
+      subset: s.subset,
+      split,
+      stepId: step.stepId,
+      episodeLength: step.episodeLength,
+      goal: step.goal,
+      imageHeight: step.image.height,
+      imageWidth: step.image.width,
+      screen: features[i]!,
+      action: step.action,
+      annotations: step.annotations,
+      texts: [],
+      episodeActions,
+    };
+    await st.writers.get(split)!.put(index, row);
+  }
+  st.progress.encoded += batch.length;
+  s.onProgress?.(st.progress);
+}
+
+/** Kept shards must still fit the rows this run saw; otherwise the inputs changed under the same names. */
+function checkKeptShards(s: PrepareSettings, entry: WorkerSubsetEntry, done: ShardMap, rowCount: SplitCounts, rowsPerShard: number): void {
   for (const split of SPLIT_NAMES) {
     for (const [k, e] of done.get(split)!) {
-      const expected = Math.min(N, rowCount[split] - k * N);
+      const expected = Math.min(rowsPerShard, rowCount[split] - k * rowsPerShard);
       if (e.rows !== expected)
         throw new InputError(
           `kept shard ${e.file} has ${e.rows} rows but this run puts ${Math.max(0, expected)} rows there: the inputs changed. Re-run with --overwrite`,
@@ -289,30 +353,6 @@ export async function prepareShards(
     if (entry.screens[split] !== rowCount[split])
       throw new Error(`prepare: split ${split} has ${entry.screens[split]} rows in shards but ${rowCount[split]} were read`);
   }
-  entry.complete = true;
-  entry.finished = new Date().toISOString();
-  entry.records = s.readStats ? { read: s.readStats.records, skipped: s.readStats.skipped } : entry.records;
-  entry.shards.sort((a, b) => SPLIT_NAMES.indexOf(a.split) - SPLIT_NAMES.indexOf(b.split) || a.index - b.index);
-  await updateSubset(s.out, info, s.subset, entry);
-  await removeStrayShards(subsetDir, new Set(entry.shards.map((e) => basename(e.file))));
-
-  const seconds = (performance.now() - t0) / 1000;
-  const written = [...writers.values()].reduce((n, w) => n + w.written.length, 0);
-  return {
-    out: s.out,
-    subset: s.subset,
-    encoder: info.id,
-    screens: entry.screens,
-    episodes: entry.episodes,
-    unassigned: entry.unassigned,
-    shards: { written, reused: entry.shards.length - written, total: entry.shards.length },
-    encoded: progress.encoded,
-    reused: progress.reused,
-    records: entry.records,
-    upToDate: false,
-    seconds,
-    screensPerSecond: seconds > 0 ? progress.screens / seconds : 0,
-  };
 }
 
 /** Temp files of a crashed writer (`x.arrow.tmp-<pid>-<hex>`). */
