@@ -6,16 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ACTION_TYPE_NAMES, ActionType, type AitwAction } from '../src/data/types.js';
 import { isTap } from '../src/data/geometry.js';
-import {
-  LimitError,
-  MAX_HISTORY_STEPS,
-  Predictor,
-  decodeImageBytes,
-  describeAction,
-  parseHistory,
-  pixelAction,
-  toPixel,
-} from '../src/infer/predict.js';
+import { Predictor, describeAction, pixelAction, toPixel } from '../src/infer/predict.js';
+import { LimitError, MAX_HISTORY_STEPS, decodeImageBytes, parseHistory } from '../src/infer/request.js';
 import { BUILTIN_INFO } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
 import { makeScreenshot, pngHeaderOnly } from './helpers/screens.js';

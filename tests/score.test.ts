@@ -68,12 +68,12 @@ describe('autoui score', () => {
   it.each([
     ['not json', ['{"id": "a",'], /bad\.jsonl:1: not valid JSON/],
     ['missing pred', [{ id: 'a', gold: tap(0.1, 0.1), annotations: [] }], /bad\.jsonl:1: 'pred' is missing/],
-    ['bad action type', [records[0], { ...records[0], pred: { ...tap(0.1, 0.1), action_type: 8 } }], /bad\.jsonl:2: 'pred\.action_type' must be one of/],
-    ['bad point', [{ ...records[0], gold: { action_type: 4, touch_yx: [0.1], lift_yx: [0.1, 0.1] } }], /bad\.jsonl:1: 'gold\.touch_yx' must be \[y, x\]/],
-    ['dual point without points', [{ ...records[0], gold: { action_type: 4 } }], /'gold\.touch_yx'/],
+    ['bad action type', [records[0], { ...records[0], pred: { ...tap(0.1, 0.1), action_type: 8 } }], /bad\.jsonl:2 pred\.action_type: must be an action type/],
+    ['bad point', [{ ...records[0], gold: { action_type: 4, touch_yx: [0.1], lift_yx: [0.1, 0.1] } }], /bad\.jsonl:1 gold\.touch_yx: must be \[y, x\]/],
+    ['dual point without points', [{ ...records[0], gold: { action_type: 4 } }], /bad\.jsonl:1 gold: a DUAL_POINT action needs touch_yx/],
     ['bad box', [{ ...records[0], annotations: [[0, 0, 1, 1], [0, 0, 1]] }], /bad\.jsonl:1: 'annotations\[1\]'/],
-    ['non-finite', ['{"id":"a","pred":null,"gold":{"action_type":4,"touch_yx":[1e999,0],"lift_yx":[0,0]},"annotations":[]}'], /'gold\.touch_yx'/],
-    ['bad text', [{ ...records[0], pred: { action_type: 3, typed_text: 5 } }], /'pred\.typed_text' must be a string/],
+    ['non-finite', ['{"id":"a","pred":null,"gold":{"action_type":4,"touch_yx":[1e999,0],"lift_yx":[0,0]},"annotations":[]}'], /bad\.jsonl:1 gold\.touch_yx: must be \[y, x\]/],
+    ['bad text', [{ ...records[0], pred: { action_type: 3, typed_text: 5 } }], /bad\.jsonl:1 pred\.typed_text: must be a string/],
     ['missing id', [{ ...records[0], id: 3 }], /bad\.jsonl:1: 'id'/],
     ['bad subset', [{ ...records[0], subset: 7 }], /'subset'/],
   ])('rejects %s with an InputError naming file, line and field', async (_name, lines, message) => {

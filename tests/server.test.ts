@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Batcher, QueueError } from '../src/infer/batcher.js';
 import { Predictor } from '../src/infer/predict.js';
-import { createServer, decodeBase64, startServer, type AutouiServer } from '../src/infer/server.js';
+import { decodeBase64 } from '../src/infer/request.js';
+import { createServer, startServer, type AutouiServer } from '../src/infer/server.js';
 import { makeScreenshot, pngHeaderOnly } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 

@@ -115,7 +115,7 @@ describe('renderEpisodes', () => {
   test('errors name the file, line or episode at fault', async () => {
     const bad = join(dir, 'bad.jsonl');
     await writeFile(bad, JSON.stringify({ id: 'ep2/0', pred: null, gold: simple(5), annotations: [] }) + '\n{"id": "x", "pred": {"action_type": 99}}\n');
-    await expect(renderEpisodes({ inputs: [records], out: join(dir, 'x'), predictions: bad, quiet: true })).rejects.toThrow(/bad\.jsonl:2: 'pred\.action_type'/);
+    await expect(renderEpisodes({ inputs: [records], out: join(dir, 'x'), predictions: bad, quiet: true })).rejects.toThrow(/bad\.jsonl:2 pred\.action_type: must be an action type/);
     await expect(renderEpisodes({ inputs: [records], out: join(dir, 'x'), episodes: ['nope'], quiet: true })).rejects.toThrow(InputError);
     await expect(renderEpisodes({ inputs: [join(dir, 'missing.tfrecord')], out: join(dir, 'x'), quiet: true })).rejects.toThrow(/no such file/);
   });

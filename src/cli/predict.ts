@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { toAdbCommand, toPyAutoGui } from '../infer/adapters.js';
-import { MAX_HISTORY_STEPS, Predictor } from '../infer/predict.js';
+import { Predictor } from '../infer/predict.js';
+import { MAX_HISTORY_STEPS } from '../infer/request.js';
 import { InputError } from '../util/errors.js';
 import { printJson, tapFromOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { DEFAULT_MAX_PIXELS, Predictor } from '../infer/predict.js';
+import { Predictor } from '../infer/predict.js';
+import { DEFAULT_MAX_PIXELS } from '../infer/request.js';
 import { DEFAULT_BODY_LIMIT, startServer } from '../infer/server.js';
 import { InputError } from '../util/errors.js';
 import { intOption, tapFromOption } from './common.js';

@@ -108,38 +108,63 @@ export async function mergeWorkerOutputs(outDir: string, partDirs: string[]): Pr
   return summary;
 }
 
-async function mergeSubset(out: string, name: string, list: { dir: string; entry: WorkerSubsetEntry }[]): Promise<SubsetEntry> {
+type WorkerPart = { dir: string; entry: WorkerSubsetEntry };
+
+/** One subset's entry over its workers' parts: checked, shards renumbered in one-machine order. */
+async function mergeSubset(out: string, name: string, list: WorkerPart[]): Promise<SubsetEntry> {
   const where = (dir: string) => `${manifestPath(dir)} (subset '${name}')`;
   for (const { dir, entry } of list) {
     if (!entry.complete) throw new InputError('this worker has not finished: re-run it (it resumes) before merging', where(dir));
   }
-  const slots = list.map((p) => p.entry.worker);
-  if (slots.every((w) => w !== undefined)) {
-    const count = slots[0]!.count;
-    const seen = new Map<number, string>();
-    for (const [k, w] of slots.entries()) {
-      if (w!.count !== count) throw new InputError(`was written as worker ${w!.index}/${w!.count}, others as ?/${count}`, where(list[k]!.dir));
-      if (seen.has(w!.index)) throw new InputError(`worker ${w!.index}/${count} appears twice (also in ${seen.get(w!.index)})`, where(list[k]!.dir));
-      seen.set(w!.index, list[k]!.dir);
-    }
-    const absent = [...Array(count).keys()].filter((i) => !seen.has(i));
-    if (absent.length > 0) throw new InputError(`workers ${absent.join(', ')} of ${count} are missing from the merge`, `subset '${name}'`);
-    list.sort((a, b) => a.entry.worker!.index - b.entry.worker!.index);
-  }
+  checkWorkerSlots(name, list, where);
+  checkSameSettings(list, where);
   const first = list[0]!.entry;
+  return {
+    inputs: list.flatMap((p) => p.entry.inputs),
+    splitsFile: first.splitsFile,
+    rowsPerShard: first.rowsPerShard,
+    skipCorrupt: first.skipCorrupt,
+    complete: true,
+    started: list.map((p) => p.entry.started).sort()[0]!,
+    finished: list.map((p) => p.entry.finished ?? '').sort().pop() || null,
+    ...mergedCounts(list),
+    shards: await mergedShards(out, list),
+  };
+}
+
+/** With worker slots, every slot of i/N exactly once; sorts `list` by slot (the one-machine order). */
+function checkWorkerSlots(name: string, list: WorkerPart[], where: (dir: string) => string): void {
+  const slots = list.map((p) => p.entry.worker);
+  if (!slots.every((w) => w !== undefined)) return;
+  const count = slots[0]!.count;
+  const seen = new Map<number, string>();
+  for (const [k, w] of slots.entries()) {
+    if (w!.count !== count) throw new InputError(`was written as worker ${w!.index}/${w!.count}, others as ?/${count}`, where(list[k]!.dir));
+    if (seen.has(w!.index)) throw new InputError(`worker ${w!.index}/${count} appears twice (also in ${seen.get(w!.index)})`, where(list[k]!.dir));
+    seen.set(w!.index, list[k]!.dir);
+  }
+  const absent = [...Array(count).keys()].filter((i) => !seen.has(i));
+  if (absent.length > 0) throw new InputError(`workers ${absent.join(', ')} of ${count} are missing from the merge`, `subset '${name}'`);
+  list.sort((a, b) => a.entry.worker!.index - b.entry.worker!.index);
+}
+
+/** The same shard size, split file and corrupt-record policy everywhere, and no input read twice. */
+function checkSameSettings(list: readonly WorkerPart[], where: (dir: string) => string): void {
+  const first = list[0]!.entry;
+  const readBy = new Map<string, string>();
   for (const { dir, entry } of list) {
     if (entry.rowsPerShard !== first.rowsPerShard) throw new InputError(`--rows-per-shard ${entry.rowsPerShard} differs from ${first.rowsPerShard}`, where(dir));
     if (entry.splitsFile.sha256 !== first.splitsFile.sha256) throw new InputError(`split file ${entry.splitsFile.path} differs from ${first.splitsFile.path}`, where(dir));
     if (entry.skipCorrupt !== first.skipCorrupt) throw new InputError('--skip-corrupt differs between workers', where(dir));
-  }
-  const readBy = new Map<string, string>();
-  for (const { dir, entry } of list) {
     for (const f of entry.inputs) {
       if (readBy.has(f.path)) throw new InputError(`input ${f.path} was read by two workers (also ${readBy.get(f.path)})`, where(dir));
       readBy.set(f.path, dir);
     }
   }
+}
 
+/** Every worker's shards, split by split in worker order, renumbered, by path relative to `out`; sizes checked. */
+async function mergedShards(out: string, list: readonly WorkerPart[]): Promise<ShardEntry[]> {
   const shards: ShardEntry[] = [];
   const next = zeroCounts();
   for (const split of SPLIT_NAMES) {
@@ -154,32 +179,24 @@ async function mergeSubset(out: string, name: string, list: { dir: string; entry
       }
     }
   }
-  const sum = (pick: (e: SubsetEntry) => Record<string, number>) => {
-    const total = zeroCounts();
-    for (const { entry } of list) for (const s of SPLIT_NAMES) total[s] += pick(entry)[s] ?? 0;
-    return total;
+  return shards;
+}
+
+function mergedCounts(list: readonly WorkerPart[]): Pick<SubsetEntry, 'screens' | 'episodes' | 'unassigned' | 'records'> {
+  const total = (n: (e: WorkerSubsetEntry) => number) => list.reduce((acc, p) => acc + n(p.entry), 0);
+  const perSplit = (pick: (e: SubsetEntry) => Record<string, number>) => {
+    const sum = zeroCounts();
+    for (const { entry } of list) for (const s of SPLIT_NAMES) sum[s] += pick(entry)[s] ?? 0;
+    return sum;
   };
-  const times = list.map((p) => p.entry.started).sort();
-  const ends = list.map((p) => p.entry.finished ?? '').sort();
   return {
-    inputs: list.flatMap((p) => p.entry.inputs),
-    splitsFile: first.splitsFile,
-    rowsPerShard: first.rowsPerShard,
-    skipCorrupt: first.skipCorrupt,
-    complete: true,
-    started: times[0]!,
-    finished: ends[ends.length - 1] || null,
-    screens: sum((e) => e.screens),
-    episodes: sum((e) => e.episodes),
+    screens: perSplit((e) => e.screens),
+    episodes: perSplit((e) => e.episodes),
     unassigned: {
-      episodes: list.reduce((n, p) => n + p.entry.unassigned.episodes, 0),
-      screens: list.reduce((n, p) => n + p.entry.unassigned.screens, 0),
+      episodes: total((e) => e.unassigned.episodes),
+      screens: total((e) => e.unassigned.screens),
       examples: list.flatMap((p) => p.entry.unassigned.examples).slice(0, 10),
     },
-    records: {
-      read: list.reduce((n, p) => n + p.entry.records.read, 0),
-      skipped: list.reduce((n, p) => n + p.entry.records.skipped, 0),
-    },
-    shards,
+    records: { read: total((e) => e.records.read), skipped: total((e) => e.records.skipped) },
   };
 }

@@ -18,7 +18,8 @@ import { writeFileAtomic } from '../util/atomic.js';
 import { parseJsonLines } from '../util/json.js';
 import { InputError } from '../util/errors.js';
 import { progress } from '../util/progress.js';
-import { parseActionType, Predictor } from '../infer/predict.js';
+import { parseActionType } from '../data/action_json.js';
+import { Predictor } from '../infer/predict.js';
 
 export const GOLD_COLOUR = '#12a150';
 export const PRED_COLOUR = '#e62828';

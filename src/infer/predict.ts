@@ -8,9 +8,7 @@
  * alone with an InputError and never poisons a batch.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import sharp from 'sharp';
 import { initBackend, type BackendInfo } from '../backend.js';
-import { sniffImage } from '../data/image.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
 import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type YX } from '../data/types.js';
 import { isTap } from '../data/geometry.js';
@@ -22,24 +20,8 @@ import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '
 import { inputBatch } from '../model/batch.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
+import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
-
-/**
- * History steps accepted per request. The model reads only the last `codec.config.maxHistory` (8 in
- * the paper); longer lists are allowed so clients can send a whole episode, but capped so a request
- * cannot make us validate an unbounded list.
- */
-export const MAX_HISTORY_STEPS = 64;
-/** Decoded image size limit: 24 MP covers phone screenshots (≤ 5 MP) and 6K desktops; a 50 MP bomb is refused before decoding. */
-export const DEFAULT_MAX_PIXELS = 24_000_000;
-/** Goal length limit in characters (the codec also limits tokens). */
-export const MAX_GOAL_CHARS = 4000;
-
-/** An InputError that an HTTP server should answer with a specific status (e.g. 413). */
-export class LimitError extends InputError {
-  override name = 'LimitError';
-  readonly status = 413;
-}
 
 export interface PixelPoint {
   x: number;
@@ -105,105 +87,6 @@ export interface ModelInfo {
   /** How it was trained: the recipe (train/recipes.ts; null for checkpoints that predate recipes), preset or init folder, seed. */
   training: { recipe: string | null; preset: string | null; init: string | null; seed: number | null };
   limits: { maxHistorySteps: number; historyUsed: number; maxPixels: number };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Input validation
-
-const NAME_TO_ID: ReadonlyMap<string, ActionTypeId> = new Map(Object.entries(ActionType).map(([name, id]) => [name, id]));
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function describe(v: unknown): string {
-  const s = JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
-/** An action type given as its AITW id (4) or name ('DUAL_POINT', any case). */
-export function parseActionType(v: unknown, where: string): ActionTypeId {
-  if (isActionTypeId(v)) return v;
-  if (typeof v === 'string') {
-    const id = NAME_TO_ID.get(v.trim().toUpperCase());
-    if (id !== undefined) return id;
-  }
-  throw new InputError(`must be an action type id (3,4,5,6,7,10,11) or name (${Object.keys(ActionType).join(', ')}), got ${describe(v)}`, where);
-}
-
-function parsePoint(v: unknown, where: string): YX {
-  if (!Array.isArray(v) || v.length !== 2 || !v.every((c) => typeof c === 'number' && Number.isFinite(c) && c >= 0 && c <= 1)) {
-    throw new InputError(`must be [y, x] with two numbers in [0, 1], got ${describe(v)}`, where);
-  }
-  return [v[0] as number, v[1] as number];
-}
-
-/** One history action: {action_type: id|name, touch_yx|touch_point, lift_yx|lift_point, typed_text}. */
-export function parseHistoryAction(v: unknown, where: string): AitwAction {
-  if (!isObject(v)) throw new InputError(`must be an action object, got ${describe(v)}`, where);
-  const type = parseActionType(v.action_type, `${where}.action_type`);
-  const point = (a: 'touch_yx' | 'lift_yx', b: 'touch_point' | 'lift_point'): YX => {
-    if (v[a] !== undefined && v[b] !== undefined) throw new InputError(`give ${a} or ${b}, not both`, where);
-    const key = v[a] !== undefined ? a : b;
-    if (v[key] === undefined) {
-      if (type === ActionType.DUAL_POINT) throw new InputError(`a DUAL_POINT action needs ${a} (or ${b})`, where);
-      return [-1, -1];
-    }
-    // Unused points may be [-1, -1] (how AITW stores them); only DUAL_POINT points must be on screen.
-    if (type !== ActionType.DUAL_POINT) return [-1, -1];
-    return parsePoint(v[key], `${where}.${key}`);
-  };
-  const text = v.typed_text ?? '';
-  if (typeof text !== 'string') throw new InputError(`must be a string, got ${describe(text)}`, `${where}.typed_text`);
-  return { action_type: type, touch_yx: point('touch_yx', 'touch_point'), lift_yx: point('lift_yx', 'lift_point'), typed_text: type === ActionType.TYPE ? text : '' };
-}
-
-/** The previous actions of the episode, oldest first; undefined/null = none. */
-export function parseHistory(v: unknown, where = 'history'): AitwAction[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new InputError(`must be a list of actions, got ${describe(v)}`, where);
-  if (v.length > MAX_HISTORY_STEPS) {
-    throw new InputError(`too many history steps: ${v.length} > ${MAX_HISTORY_STEPS} (only the last few are used; send at most ${MAX_HISTORY_STEPS})`, where);
-  }
-  return v.map((a, i) => parseHistoryAction(a, `${where}[${i}]`));
-}
-
-export function parseGoal(v: unknown, where = 'goal'): string {
-  if (typeof v !== 'string') throw new InputError(v === undefined ? 'is missing' : `must be a string, got ${describe(v)}`, where);
-  if (v.trim() === '') throw new InputError('is empty', where);
-  if (v.length > MAX_GOAL_CHARS) throw new InputError(`is ${v.length} characters, more than ${MAX_GOAL_CHARS}`, where);
-  return v;
-}
-
-/**
- * Decodes PNG/JPEG/WebP bytes to RGB pixels (the same colour handling as the training data:
- * sRGB, alpha dropped). The size is read from the header and checked before any pixel is decoded.
- */
-export async function decodeImageBytes(bytes: Uint8Array, where = 'image', maxPixels = DEFAULT_MAX_PIXELS): Promise<RawImage> {
-  if (bytes.length === 0) throw new InputError('is empty', where);
-  const kind = sniffImage(bytes);
-  if (!kind) throw new InputError(`is not a PNG, JPEG or WebP image (${bytes.length} bytes, starting ${Buffer.from(bytes.subarray(0, 8)).toString('hex')})`, where);
-  const label = kind.toUpperCase();
-  const meta = await sharp(bytes)
-    .metadata()
-    .catch((err: Error) => {
-      throw new InputError(`cannot read the ${label} header (${err.message})`, where);
-    });
-  const w = meta.width ?? 0;
-  const h = meta.height ?? 0;
-  if (!(w > 0 && h > 0)) throw new InputError(`${label} has no pixels (${w}×${h})`, where);
-  if (w * h > maxPixels) throw new LimitError(`${label} is ${w}×${h} = ${((w * h) / 1e6).toFixed(1)} MP, more than the limit of ${(maxPixels / 1e6).toFixed(1)} MP`, where);
-  const out = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
-    .toColourspace('srgb')
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true })
-    .catch((err: Error) => {
-      throw new InputError(`cannot decode the ${label} (${err.message})`, where);
-    });
-  const { info, data } = out;
-  if (info.channels !== 3) throw new InputError(`${label} decoded to ${info.channels} channels, expected RGB`, where);
-  return { height: info.height, width: info.width, channels: 3, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
 }
 
 // ---------------------------------------------------------------------------------------------
