@@ -84,3 +84,25 @@ test('upload, goal, predict: the marker is drawn at the returned point, with pla
   expect(errors).toEqual([]);
   await page.close();
 });
+
+test('a screenshot narrower than the stage: the overlay covers the image exactly, so points land on it', async () => {
+  const shotFile = join(dir, 'narrow.png');
+  await writeFile(shotFile, await makeScreenshot(160, 320));
+  const page = await browser.newPage();
+  await page.goto(server.url + '/');
+  await page.setInputFiles('#file', shotFile);
+  await page.waitForFunction(() => (document.getElementById('shot') as HTMLImageElement).naturalWidth === 160);
+  await page.fill('#goal', 'open the settings app');
+  const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/v1/predict')), page.click('#predict')]);
+  const res = (await response.json()) as PredictResponse;
+  const img = (await page.locator('#shot').boundingBox())!;
+  const overlay = (await page.locator('#overlay').boundingBox())!;
+  const stage = (await page.locator('#stage').boundingBox())!;
+  expect(stage.width).toBeGreaterThan(img.width + 10);
+  for (const k of ['x', 'y', 'width', 'height'] as const) expect(Math.abs(overlay[k] - img[k])).toBeLessThan(1);
+  if (res.action?.gesture === 'tap') {
+    const m = (await page.locator('#marker').boundingBox())!;
+    expect(Math.abs(m.x + m.width / 2 - (img.x + (res.pixels!.touch!.x / 160) * img.width))).toBeLessThan(2);
+  }
+  await page.close();
+});

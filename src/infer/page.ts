@@ -26,7 +26,9 @@ export const PAGE_HTML = `<!doctype html>
   button:disabled { background: #8aa0d8; cursor: wait; }
   #drop { border: 2px dashed #9aa6bf; border-radius: 8px; padding: 10px; font-size: 13px; color: #4a5468; text-align: center; }
   #drop.over { background: #e3eafc; }
-  #stage { position: relative; display: inline-block; line-height: 0; background: #dde2ec; min-width: 200px; min-height: 120px; }
+  #stage { display: inline-block; line-height: 0; background: #dde2ec; min-width: 200px; min-height: 120px; }
+  /* The overlay sizes to the image, not the stage: a screenshot narrower than the stage's minimum would otherwise be drawn over a wider box. */
+  #frame { position: relative; display: inline-block; }
   #shot { max-width: min(60vw, 540px); max-height: 82vh; display: block; }
   #overlay { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; overflow: visible; }
   .marker { fill: rgba(230, 40, 40, 0.35); stroke: #e62828; }
@@ -59,10 +61,10 @@ export const PAGE_HTML = `<!doctype html>
     <div id="error" role="alert"></div>
     <pre id="result"></pre>
   </form>
-  <div id="stage">
+  <div id="stage"><div id="frame">
     <img id="shot" alt="screenshot">
     <svg id="overlay" xmlns="http://www.w3.org/2000/svg" preserveAspectRatio="none"></svg>
-  </div>
+  </div></div>
 </div>
 <script>
 (() => {
