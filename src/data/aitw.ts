@@ -14,7 +14,7 @@ export interface StepSource {
 }
 export type SourcedStep = AitwStep & { source: StepSource };
 
-/** AITW feature names (see DESIGN.md "AITW on disk"). */
+/** AITW feature names (docs/design.md, "AITW on disk"). */
 export const F = {
   episodeId: 'episode_id',
   episodeLength: 'episode_length',

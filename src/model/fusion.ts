@@ -3,7 +3,7 @@ import { paddingBias } from './attention.js';
 import { dense } from './layers.js';
 
 /*
- * Auto-UI's screen interaction and gated fusion (paper §3, equations in DESIGN.md):
+ * Auto-UI's screen interaction and gated fusion (paper §3; docs/design.md, "The model"):
  *   H'_screen = W·H_screen
  *   H_attn    = softmax(Q Kᵀ / √d) V,   Q = H_language, K = V = H'_screen   (one head)
  *   λ         = sigmoid(W_l·H_language + W_v·H_attn)

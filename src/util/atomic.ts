@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -17,18 +16,6 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
-    throw err;
-  }
-}
-
-export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
     throw err;
   }
 }

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { InputError } from './errors.js';
-import { writeFileAtomic } from './atomic.js';
 
 /*
  * The safetensors format by hand: npm has no maintained implementation, and the format is a
@@ -118,6 +117,3 @@ export async function readSafetensors(path: string): Promise<{ tensors: Map<stri
   return decodeSafetensors(new Uint8Array(await readFile(path)), path);
 }
 
-export async function writeSafetensors(path: string, tensors: Map<string, NamedTensor>, metadata?: Record<string, string>): Promise<void> {
-  await writeFileAtomic(path, encodeSafetensors(tensors, metadata));
-}

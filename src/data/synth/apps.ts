@@ -178,8 +178,6 @@ export const PREINSTALLED: readonly AppInfo[] = APPS.filter((a) => a.kind !== 't
 export const STORE_APPS: readonly AppInfo[] = APPS.filter((a) => a.kind === 'third_party');
 
 /** Apps with special screens rather than the generic app screen. */
-export const SPECIAL_APPS = new Set(['settings', 'chrome', 'playstore', 'google']);
-
 /** Activity names, AITW's `current_activity`. */
 export const LAUNCHER_ACTIVITY = 'com.google.android.apps.nexuslauncher/.NexusLauncherActivity';
 export function activityOf(app: AppInfo, screen = 'MainActivity'): string {

@@ -471,6 +471,3 @@ function storeRows(b: Builder, state: UiState, apps: string[], top: number, butt
 }
 
 /** Pixel box of the element with this id, if on screen. */
-export function findElement(els: Element[], id: string): Element | undefined {
-  return els.find((e) => e.id === id);
-}

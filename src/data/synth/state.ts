@@ -26,7 +26,6 @@ export type Screen =
   | { kind: 'store_home'; field: Field }
   | { kind: 'store_results'; query: string; apps: string[] }
   | { kind: 'store_app'; app: string };
-export type ScreenKind = Screen['kind'];
 
 /** The whole simulated phone: the fixed world plus what the episode has changed so far. */
 export interface UiState {

@@ -179,8 +179,4 @@ export function homeApps(world: World): string[] {
   return [...world.home.filter((x): x is string => x !== null), ...world.dock];
 }
 
-export function isInstalled(world: World, appId: string): boolean {
-  return world.installed.includes(appId);
-}
-
 export { APPS, appById };
