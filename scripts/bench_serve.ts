@@ -139,7 +139,7 @@ async function benchPreset(preset: PresetName, args: Args, shot: Buffer, root: s
   const incremental = (): number[] => {
     const { inputIds, inputMask } = inputBatch([prepared.inputIds], predictor.codec.tokenizer.padId);
     try {
-      return greedyDecode(model, predictor.codec, constraint, { inputIds, inputMask, screen })[0]!.ids;
+      return greedyDecode(model, predictor.codec, constraint, { inputIds, inputMask, screen, layouts: null })[0]!.ids;
     } finally {
       tf.dispose([inputIds, inputMask]);
     }

@@ -6,7 +6,7 @@ import { parseScoreFile } from '../src/eval/score_input.js';
 import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
 import { isTapAction } from '../src/data/geometry.js';
-import { patchCentre } from '../src/model/pointer.js';
+import { gridLayout, patchCentre } from '../src/model/pointer.js';
 import { train } from '../src/pipeline/train.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
@@ -31,6 +31,8 @@ describe('eval', () => {
       // Auto-UI's finer grid and sampling; the tap tests below need a toy model that taps.
       coordBins: 100,
       subsetFraction: { google_apps: 0.1 },
+      // Patches only, so every tap read off the attention lands on a patch centre.
+      screenText: false,
       valRows: 8,
       quiet: true,
       log: () => {},
@@ -69,7 +71,7 @@ describe('eval', () => {
     expect(auto.predictions).toEqual(attention.predictions);
     const manifest = JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8'));
     const grid = manifest.encoder.grid as [number, number];
-    const centres = Array.from({ length: grid[0] * grid[1] }, (_, p) => JSON.stringify(patchCentre(p, grid)));
+    const centres = Array.from({ length: grid[0] * grid[1] }, (_, p) => JSON.stringify(patchCentre(p, gridLayout(grid))));
     let taps = 0;
     attention.predictions.forEach((p, i) => {
       const t = tokens.predictions[i]!;

@@ -5,6 +5,7 @@ import { initBackend } from '../src/backend.js';
 import type { YX } from '../src/data/types.js';
 import type { ShardTable } from '../src/data/shards.js';
 import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
+import { gridLayout } from '../src/model/pointer.js';
 import { groundTargetBatch } from '../src/model/batch.js';
 import '../src/model/register_gradients.js';
 
@@ -15,17 +16,17 @@ beforeAll(async () => {
 describe('groundingPatches', () => {
   it('a tap at a patch centre gets that patch and its four edge neighbours; corners get fewer', () => {
     // 4 rows × 2 cols; centre of row 1, col 0 is (0.375, 0.25).
-    expect(groundingPatches([0.375, 0.25], [4, 2]).sort((a, b) => a - b)).toEqual([0, 2, 3, 4]);
+    expect(groundingPatches([0.375, 0.25], gridLayout([4, 2])).sort((a, b) => a - b)).toEqual([0, 2, 3, 4]);
     // A tap on the corner shared by four patches: each centre is √0.5 away.
-    expect(groundingPatches([0.5, 0.5], [4, 2]).sort((a, b) => a - b)).toEqual([2, 3, 4, 5]);
-    expect(groundingPatches([0, 0], [4, 2])).toEqual([0]);
+    expect(groundingPatches([0.5, 0.5], gridLayout([4, 2])).sort((a, b) => a - b)).toEqual([2, 3, 4, 5]);
+    expect(groundingPatches([0, 0], gridLayout([4, 2]))).toEqual([0]);
   });
 
   it('always holds the patch under the tap, and only patches within one patch of it', () => {
     const unit = fc.double({ min: 0, max: 1, noNaN: true });
     fc.assert(
       fc.property(unit, unit, fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 20 }), (y, x, rows, cols) => {
-        const got = groundingPatches([y, x] as YX, [rows, cols]);
+        const got = groundingPatches([y, x] as YX, gridLayout([rows, cols]));
         const under = Math.min(rows - 1, Math.floor(y * rows)) * cols + Math.min(cols - 1, Math.floor(x * cols));
         expect(got).toContain(under);
         for (const p of got) {
@@ -69,7 +70,7 @@ describe('groundingLoss', () => {
 });
 
 describe('groundTargetBatch', () => {
-  it('marks the patches around gold taps and leaves swipes and other actions without a target', () => {
+  it('marks the screen tokens around gold taps — patches nearby, text items under the tap — and leaves other actions without a target', () => {
     // Only the action columns are read: a tap, a swipe, a TYPE step.
     const table = {
       actionType: Int32Array.from([4, 4, 3]),
@@ -77,11 +78,21 @@ describe('groundTargetBatch', () => {
       liftYX: Float32Array.from([0.375, 0.25, 0.2, 0.5, -1, -1]),
       typedText: ['', '', 'hello'],
     } as unknown as ShardTable;
-    const t = groundTargetBatch(table, [2, 0, 1], [4, 2]).arraySync();
+    const patches = gridLayout([4, 2]);
+    // Two text slots: the first item of row 1 lies under the tap, the second does not.
+    const layouts = [
+      { patches, texts: [] },
+      { patches, texts: [[0.3, 0.1, 0.1, 0.3], [0.9, 0.1, 0.05, 0.2]] as [number, number, number, number][] },
+      { patches, texts: [] },
+    ];
+    const screen = tf.zeros([3, 8, 4]) as tf.Tensor3D;
+    const texts = { ids: tf.zeros([3, 2, 1], 'int32') as tf.Tensor3D, tokenMask: tf.zeros([3, 2, 1]) as tf.Tensor3D, mask: tf.zeros([3, 2]) as tf.Tensor2D, boxes: tf.zeros([3, 2, 20]) as tf.Tensor3D };
+    const t = groundTargetBatch(table, [2, 0, 1], { screen, texts, layouts }).arraySync();
     expect(t).toEqual([
-      [0, 0, 0, 0, 0, 0, 0, 0],
-      [1, 0, 1, 1, 1, 0, 0, 0],
-      [0, 0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+      [1, 0, 1, 1, 1, 0, 0, 0, 1, 0],
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     ]);
+    tf.dispose([screen, ...Object.values(texts)]);
   });
 });

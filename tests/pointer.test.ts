@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
 import { ActionType, type AitwAction, type YX } from '../src/data/types.js';
 import { groundingPatches } from '../src/model/grounding.js';
-import { attentionPointer, patchCentre, pointerGrid, tapAt } from '../src/model/pointer.js';
+import { attentionPointer, gridLayout, patchCentre, tapAt, tapsFromAttention, tokenCentre } from '../src/model/pointer.js';
 import { InputError } from '../src/util/errors.js';
 
 beforeAll(async () => {
@@ -15,18 +15,18 @@ const action = (type: AitwAction['action_type'], touch: YX, lift: YX = touch): A
 
 describe('patchCentre', () => {
   it('is the centre of the row-major patch', () => {
-    expect(patchCentre(0, [4, 2])).toEqual([0.125, 0.25]);
-    expect(patchCentre(5, [4, 2])).toEqual([0.625, 0.75]);
-    expect(patchCentre(7, [4, 2])).toEqual([0.875, 0.75]);
+    expect(patchCentre(0, gridLayout([4, 2]))).toEqual([0.125, 0.25]);
+    expect(patchCentre(5, gridLayout([4, 2]))).toEqual([0.625, 0.75]);
+    expect(patchCentre(7, gridLayout([4, 2]))).toEqual([0.875, 0.75]);
   });
 
   it('lies under its own patch: the grounding targets of a tap there hold the patch', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 20 }), fc.nat(), (rows, cols, k) => {
         const p = k % (rows * cols);
-        const [y, x] = patchCentre(p, [rows, cols]);
+        const [y, x] = patchCentre(p, gridLayout([rows, cols]));
         expect(Math.floor(y * rows) * cols + Math.floor(x * cols)).toBe(p);
-        expect(groundingPatches([y, x], [rows, cols])).toContain(p);
+        expect(groundingPatches([y, x], gridLayout([rows, cols]))).toContain(p);
       }),
     );
   });
@@ -41,14 +41,21 @@ describe('attentionPointer', () => {
       [[0.9, 0.1, 0, 0], [0.9, 0.1, 0, 0], [0.9, 0.1, 0, 0]],
     ]);
     const mask = tf.tensor2d([[1, 1, 0], [1, 1, 1]], [2, 3], 'int32');
-    expect(attentionPointer(attention, mask, [2, 2])).toEqual([patchCentre(2, [2, 2]), patchCentre(0, [2, 2])]);
+    const l = { patches: gridLayout([2, 2]), texts: [] };
+    expect(attentionPointer(attention, mask, [l, l])).toEqual([patchCentre(2, gridLayout([2, 2])), patchCentre(0, gridLayout([2, 2]))]);
     tf.dispose([attention, mask]);
   });
 
-  it('refuses a grid that does not fit the attention', () => {
-    const attention = tf.ones([1, 2, 6]) as tf.Tensor3D;
-    const mask = tf.ones([1, 2], 'int32') as tf.Tensor2D;
-    expect(() => attentionPointer(attention, mask, [2, 2])).toThrow(/6 patches/);
+  it('lands on a text item\'s box centre when the attention picks the text token', () => {
+    // 2×2 patches then two text items; row 0 attends to text item 1, row 1 to patch 3.
+    const attention = tf.tensor3d([[[0, 0, 0, 0, 0.1, 0.9]], [[0, 0, 0, 0.7, 0.3, 0]]]);
+    const mask = tf.ones([2, 1], 'int32') as tf.Tensor2D;
+    const l = { patches: gridLayout([2, 2]), texts: [[0.1, 0.2, 0.1, 0.4], [0.6, 0.1, 0.05, 0.3]] as [number, number, number, number][] };
+    const [a, b] = attentionPointer(attention, mask, [l, l]);
+    expect(a![0]).toBeCloseTo(0.625);
+    expect(a![1]).toBeCloseTo(0.25);
+    expect(b).toEqual(patchCentre(3, gridLayout([2, 2])));
+    expect(() => tokenCentre(l, 6)).toThrow(/neither one of 4 patches nor one of 2 text items/);
     tf.dispose([attention, mask]);
   });
 });
@@ -65,19 +72,19 @@ describe('tapAt', () => {
   });
 });
 
-describe('pointerGrid', () => {
+describe('tapsFromAttention', () => {
   it('auto reads taps from the attention only for a grounded checkpoint on a grid encoder', () => {
-    expect(pointerGrid('auto', [16, 8], 1)).toEqual([16, 8]);
-    expect(pointerGrid('auto', [16, 8], 0)).toBeNull();
-    expect(pointerGrid('auto', null, 1)).toBeNull();
+    expect(tapsFromAttention('auto', [16, 8], 1)).toBe(true);
+    expect(tapsFromAttention('auto', [16, 8], 0)).toBe(false);
+    expect(tapsFromAttention('auto', null, 1)).toBe(false);
   });
 
   it('an explicit choice wins; attention without a grid is an input error naming --tap-from', () => {
-    expect(pointerGrid('tokens', [16, 8], 1)).toBeNull();
-    expect(pointerGrid('attention', [16, 8], 0)).toEqual([16, 8]);
-    expect(() => pointerGrid('attention', null, 1)).toThrow(InputError);
+    expect(tapsFromAttention('tokens', [16, 8], 1)).toBe(false);
+    expect(tapsFromAttention('attention', [16, 8], 0)).toBe(true);
+    expect(() => tapsFromAttention('attention', null, 1)).toThrow(InputError);
     try {
-      pointerGrid('attention', null, 1);
+      tapsFromAttention('attention', null, 1);
     } catch (e) {
       expect((e as InputError).where).toBe('--tap-from');
     }

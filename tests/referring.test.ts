@@ -6,6 +6,7 @@ import type { UiAnnotations } from '../src/data/types.js';
 import { AutoUiModel } from '../src/model/autoui.js';
 import { projectScreen, screenAttentionWeights } from '../src/model/fusion.js';
 import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
+import { gridLayout } from '../src/model/pointer.js';
 import { encoderStack } from '../src/model/t5.js';
 import { labelledIcon, referringBatch, referringPhrases, type ReferringPhrase } from '../src/train/referring.js';
 import { Rng } from '../src/util/rng.js';
@@ -18,7 +19,7 @@ beforeAll(async () => {
 
 /** One id per character, so lengths are easy to read off. */
 const encode = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
-const GRID: [number, number] = [4, 2];
+const GRID = { patches: gridLayout([4, 2]), texts: [] };
 
 describe('referringPhrases', () => {
   const ann: UiAnnotations = {
@@ -39,13 +40,13 @@ describe('referringPhrases', () => {
   it('keeps naming texts, merges repeats case-insensitively and targets every box of the text', () => {
     const got = referringPhrases(ann, encode, GRID, { maxTokens: 6 });
     expect(got.map((p) => [p.key, String.fromCharCode(...p.ids)])).toEqual([['clock', 'Clock'], ['go', 'Go']]);
-    const clock = new Set([...groundingPatches([0.375, 0.25], GRID), ...groundingPatches([0.625, 0.25], GRID)]);
-    expect(got[0]!.patches).toEqual([...clock].sort((a, b) => a - b));
-    expect(got[1]!.patches).toEqual([...groundingPatches([0.625, 0.75], GRID)].sort((a, b) => a - b));
+    const clock = new Set([...groundingPatches([0.375, 0.25], GRID.patches), ...groundingPatches([0.625, 0.25], GRID.patches)]);
+    expect(got[0]!.targets).toEqual([...clock].sort((a, b) => a - b));
+    expect(got[1]!.targets).toEqual([...groundingPatches([0.625, 0.75], GRID.patches)].sort((a, b) => a - b));
   });
 
   it('adds the icon a label names: an untexted box right above it and centred on it', () => {
-    const grid: [number, number] = [10, 10];
+    const grid = { patches: gridLayout([10, 10]), texts: [] };
     const launcher: UiAnnotations = {
       positions: [
         [0.1, 0.1, 0.1, 0.1], // icon of "Maps"
@@ -62,9 +63,17 @@ describe('referringPhrases', () => {
     expect(labelledIcon(launcher, 3)).toBeUndefined();
     expect(labelledIcon(launcher, 5)).toBeUndefined();
     const [maps, far] = referringPhrases(launcher, encode, grid);
-    const around = (box: number[]) => groundingPatches([box[0]! + box[2]! / 2, box[1]! + box[3]! / 2], grid);
-    expect(maps!.patches).toEqual([...new Set([...around(launcher.positions[1]!), ...around(launcher.positions[0]!)])].sort((a, b) => a - b));
-    expect(far!.patches).toEqual([...around(launcher.positions[3]!)].sort((a, b) => a - b));
+    const around = (box: number[]) => groundingPatches([box[0]! + box[2]! / 2, box[1]! + box[3]! / 2], grid.patches);
+    expect(maps!.targets).toEqual([...new Set([...around(launcher.positions[1]!), ...around(launcher.positions[0]!)])].sort((a, b) => a - b));
+    expect(far!.targets).toEqual([...around(launcher.positions[3]!)].sort((a, b) => a - b));
+  });
+
+  it('with text items on the screen, also targets the items under the phrase\'s boxes', () => {
+    const ann: UiAnnotations = { positions: [[0.3, 0.1, 0.1, 0.3]], text: ['Clock'], types: ['TEXT'] };
+    const layout = { patches: gridLayout([4, 2]), texts: [[0.9, 0.1, 0.05, 0.3], [0.3, 0.1, 0.1, 0.3]] as [number, number, number, number][] };
+    const [clock] = referringPhrases(ann, encode, layout);
+    expect(clock!.targets).toContain(8 + 1);
+    expect(clock!.targets).not.toContain(8);
   });
 
   it('drops phrases over maxTokens (here every text of more than 4 ids)', () => {
@@ -74,7 +83,7 @@ describe('referringPhrases', () => {
 
 describe('referringBatch', () => {
   const P = 8;
-  const phrase = (key: string, patch: number): ReferringPhrase => ({ key, ids: [...key].map((c) => c.charCodeAt(0)), patches: [patch] });
+  const phrase = (key: string, patch: number): ReferringPhrase => ({ key, ids: [...key].map((c) => c.charCodeAt(0)), targets: [patch] });
 
   it('lays phrase k of screen b at b·K + k, distinct per screen, leaving rows empty when a screen runs out', () => {
     fc.assert(
@@ -98,7 +107,7 @@ describe('referringBatch', () => {
               continue;
             }
             const key = String.fromCharCode(...ids[i]!.slice(0, real));
-            expect(own.get(key)?.patches).toEqual(hot);
+            expect(own.get(key)?.targets).toEqual(hot);
             seen.add(key);
           }
           expect(seen.size).toBe(Math.min(n, k));

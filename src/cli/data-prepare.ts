@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { DEFAULT_BATCH, DEFAULT_ROWS_PER_SHARD, prepareFromFiles, type PrepareProgress, type PrepareSummary } from '../data/prepare.js';
 import { mergeWorkerOutputs, parseWorkerSlot, workerTag, type MergeSummary, type WorkerSlot } from '../data/workers.js';
 import { ENCODER_SPECS } from '../screen/vision/index.js';
@@ -11,6 +11,7 @@ interface PrepareOpts {
   subset: string;
   out: string;
   encoder: string;
+  screenText: 'annotations' | 'ocr' | 'none';
   rowsPerShard: number;
   batch: number;
   skipCorrupt?: boolean;
@@ -31,6 +32,11 @@ export function registerDataPrepare(data: Command): void {
     .requiredOption('--subset <name>', 'subset name, e.g. general; several subsets can share one --out')
     .requiredOption('--out <dir>', 'shard directory')
     .option('--encoder <spec>', `vision encoder: ${ENCODER_SPECS}`, 'builtin')
+    .addOption(
+      new Option('--screen-text <source>', "screen texts stored with each screen, for models that read them: the records' UI annotations (AITW's OCR'd texts, a web page's DOM texts), OCR of the pixels (PP-OCRv4), or none")
+        .choices(['annotations', 'ocr', 'none'])
+        .default('annotations'),
+    )
     .option('--rows-per-shard <n>', 'screens per shard file', intOption('--rows-per-shard', 1), DEFAULT_ROWS_PER_SHARD)
     .option('--batch <n>', 'screens per encoder call', intOption('--batch', 1), DEFAULT_BATCH)
     .option('--skip-corrupt', 'skip (and count) corrupt records and episodes instead of stopping')
@@ -60,6 +66,7 @@ export function registerDataPrepare(data: Command): void {
           subset: opts.subset,
           out: opts.out,
           encoder: opts.encoder,
+          screenText: opts.screenText,
           rowsPerShard: opts.rowsPerShard,
           batch: opts.batch,
           skipCorrupt: opts.skipCorrupt,

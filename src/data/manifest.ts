@@ -43,6 +43,8 @@ export interface SubsetEntry {
   splitsFile: { path: string; sha256: string };
   rowsPerShard: number;
   skipCorrupt: boolean;
+  /** Where the rows' screen texts came from: 'none', 'annotations' (the records' own), or an OCR reader's id. Absent = 'none'. */
+  screenText?: string;
   /** True once every input was read and every split's last shard written. */
   complete: boolean;
   started: string;

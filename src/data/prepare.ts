@@ -19,7 +19,10 @@ import {
 } from './manifest.js';
 import { ShardWriter, type ShardRow, type WrittenShard } from './shards.js';
 import { loadSplits, splitOf } from './splits.js';
-import type { AitwAction, AitwEpisode, AitwStep, SplitName } from './types.js';
+import type { AitwAction, AitwEpisode, AitwStep, RawImage, SplitName } from './types.js';
+import { loadTextReader } from '../screen/text/index.js';
+import type { ScreenText, TextReader } from '../screen/text/types.js';
+import { annotationTexts } from './annotations.js';
 import { workerFiles, workerTag, type WorkerSlot, type WorkerSubsetEntry } from './workers.js';
 
 /**
@@ -46,10 +49,22 @@ export interface PrepareProgress {
   done: boolean;
 }
 
+/**
+ * Where each screen's text items come from: none, the records' own UI annotations (AITW's OCR'd
+ * texts; the DOM's texts for web screens), or a reader of the pixels (OCR).
+ */
+export type ScreenTextSource = 'none' | 'annotations' | TextReader;
+
+export function screenTextId(source: ScreenTextSource): string {
+  return typeof source === 'string' ? source : source.id;
+}
+
 export interface PrepareSettings {
   out: string;
   subset: string;
   encoder: VisionEncoder;
+  /** Screen texts stored with each row (default 'annotations'). */
+  screenText?: ScreenTextSource;
   rowsPerShard?: number;
   batch?: number;
   /** The input files in reading order (their names and sizes decide whether a resume is valid). */
@@ -102,6 +117,7 @@ function settingsDiff(prev: WorkerSubsetEntry, next: WorkerSubsetEntry): string[
   if (prev.splitsFile.sha256 !== next.splitsFile.sha256) diffs.push(`split file contents (${prev.splitsFile.path} → ${next.splitsFile.path})`);
   if (prev.rowsPerShard !== next.rowsPerShard) diffs.push(`--rows-per-shard (${prev.rowsPerShard} → ${next.rowsPerShard})`);
   if (prev.skipCorrupt !== next.skipCorrupt) diffs.push(`--skip-corrupt (${prev.skipCorrupt} → ${next.skipCorrupt})`);
+  if ((prev.screenText ?? 'none') !== next.screenText) diffs.push(`--screen-text (${prev.screenText ?? 'none'} → ${next.screenText})`);
   return diffs;
 }
 
@@ -189,6 +205,7 @@ function newEntry(s: PrepareSettings, rowsPerShard: number): WorkerSubsetEntry {
     splitsFile: s.splitsFile,
     rowsPerShard,
     skipCorrupt: s.skipCorrupt ?? false,
+    screenText: screenTextId(s.screenText ?? 'annotations'),
     complete: false,
     started: new Date().toISOString(),
     finished: null,
@@ -309,8 +326,10 @@ function noteUnassigned(entry: WorkerSubsetEntry, ep: AitwEpisode): void {
 async function encodeRows(batch: readonly PendingRow[], s: PrepareSettings, st: StreamState): Promise<void> {
   if (batch.length === 0) return;
   let features: Float32Array[];
+  let texts: ScreenText[][];
   try {
-    features = await s.encoder.encode(batch.map((p) => p.step.image));
+    const images = batch.map((p) => p.step.image);
+    [features, texts] = await Promise.all([s.encoder.encode(images), readTexts(s.screenText ?? 'annotations', batch.map((p) => p.step), images)]);
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     const at = batch[Number(/image (\d+) of the batch/.exec(err.message)?.[1] ?? NaN)];
@@ -330,13 +349,20 @@ async function encodeRows(batch: readonly PendingRow[], s: PrepareSettings, st: 
       screen: features[i]!,
       action: step.action,
       annotations: step.annotations,
-      texts: [],
+      texts: texts[i]!,
       episodeActions,
     };
     await st.writers.get(split)!.put(index, row);
   }
   st.progress.encoded += batch.length;
   s.onProgress?.(st.progress);
+}
+
+/** The screen texts of a batch of steps from the chosen source. */
+function readTexts(source: ScreenTextSource, steps: readonly AitwStep[], images: RawImage[]): Promise<ScreenText[][]> {
+  if (source === 'none') return Promise.resolve(steps.map(() => []));
+  if (source === 'annotations') return Promise.resolve(steps.map((st) => annotationTexts(st.annotations)));
+  return source.read(images);
 }
 
 /** Kept shards must still fit the rows this run saw; otherwise the inputs changed under the same names. */
@@ -373,6 +399,8 @@ export interface PrepareRequest {
   subset: string;
   out: string;
   encoder?: string;
+  /** Screen texts stored with each row: none, the records' annotations (default), or OCR of the pixels. */
+  screenText?: 'none' | 'annotations' | 'ocr';
   rowsPerShard?: number;
   batch?: number;
   skipCorrupt?: boolean;
@@ -390,6 +418,7 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
   const inputs: InputFileEntry[] = await Promise.all(files.map(async (f) => ({ path: resolve(f), bytes: (await stat(f)).size })));
   const splits = await loadSplits(req.splits);
   const encoder = await loadEncoder(req.encoder ?? 'builtin');
+  const screenText: ScreenTextSource = req.screenText === 'ocr' ? await loadTextReader() : req.screenText ?? 'annotations';
   const stats: ReadStats = { records: 0, skipped: 0, files: 0 };
   const totalBytes = inputs.reduce((n, f) => n + f.bytes, 0);
   const onProgress = req.onProgress
@@ -405,6 +434,7 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
       out: req.out,
       subset: req.subset,
       encoder,
+      screenText,
       rowsPerShard: req.rowsPerShard,
       batch: req.batch,
       inputs,
@@ -417,5 +447,6 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
     });
   } finally {
     encoder.dispose?.();
+    if (typeof screenText !== 'string') await screenText.dispose?.();
   }
 }

@@ -1,6 +1,6 @@
 import { actionAt } from '../data/shards.js';
 import type { AitwAction, Box } from '../data/types.js';
-import { inputBatch, screenBatch, type EncodedSplit } from '../model/batch.js';
+import { disposeScreenBatch, inputBatch, screenBatch, tableScreen, type EncodedSplit } from '../model/batch.js';
 import { greedyDecode, type IncrementalDecoder } from '../infer/generate.js';
 import type { ActionCodec } from '../model/codec.js';
 import { TargetConstraint } from '../model/constrained.js';
@@ -21,8 +21,8 @@ export interface PredictOptions {
   rows?: readonly number[];
   quiet?: boolean;
   label?: string;
-  /** Read taps from the screen attention on this grid (model/pointer.ts); default: coordinate tokens. */
-  pointerGrid?: readonly [number, number] | null;
+  /** Read taps from the screen attention (model/pointer.ts); default: the coordinate tokens. */
+  tapsFromAttention?: boolean;
 }
 
 /**
@@ -40,12 +40,11 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
   const byRow = new Map<number, Prediction>();
   for (let i = 0; i < order.length; i += bs) {
     const chunk = order.slice(i, i + bs);
-    const batch = {
-      ...inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId),
-      screen: screenBatch(table, chunk, opts.blind),
-    };
-    const gens = greedyDecode(model, codec, constraint, batch, { pointerGrid: opts.pointerGrid });
-    tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
+    const screens = screenBatch(chunk.map((r) => tableScreen(split, r)), table.encoder, codec.tokenizer.padId, opts.blind);
+    const inputs = inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId);
+    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { tapsFromAttention: opts.tapsFromAttention });
+    tf.dispose([inputs.inputIds, inputs.inputMask]);
+    disposeScreenBatch(screens);
     chunk.forEach((r, b) => {
       const g = gens[b]!.result;
       const ann = table.annotations?.[r];

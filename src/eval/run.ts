@@ -33,7 +33,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     blind: opts.blind,
     batchSize: opts.batchSize,
     quiet: opts.quiet,
-    pointerGrid: ckpt.pointerGrid,
+    tapsFromAttention: ckpt.tapsFromAttention,
     label: opts.blind ? 'eval (blind)' : 'eval',
   });
   ckpt.model.dispose();

@@ -1,4 +1,4 @@
-import { pointerGrid } from '../model/pointer.js';
+import { tapsFromAttention } from '../model/pointer.js';
 import type { Validation, Validator } from '../train/trainer.js';
 import { predictSplit } from './evaluate.js';
 import { scoreItems, type Report } from './metrics.js';
@@ -14,8 +14,8 @@ export interface ActionMatchingValidation extends Validation {
  */
 export function actionMatchingValidator(groundWeight: number): Validator<ActionMatchingValidation> {
   return (model, codec, split, rows) => {
-    const grid = pointerGrid('auto', split.table.encoder.grid, groundWeight);
-    const { report } = scoreItems(predictSplit(model, codec, split, { rows, quiet: true, pointerGrid: grid }));
+    const fromAttention = tapsFromAttention('auto', split.table.encoder.grid, groundWeight);
+    const { report } = scoreItems(predictSplit(model, codec, split, { rows, quiet: true, tapsFromAttention: fromAttention }));
     const score = report.action_match ?? 0;
     return { score, report, summary: `val action matching ${score.toFixed(2)}% (click ${report.click_acc?.toFixed(1) ?? '-'}%)` };
   };

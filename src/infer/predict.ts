@@ -17,7 +17,10 @@ import type { ModelConfig } from '../model/config.js';
 import { TargetConstraint } from '../model/constrained.js';
 import type { TapSource } from '../model/pointer.js';
 import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '../screen/vision/index.js';
-import { inputBatch } from '../model/batch.js';
+import { disposeScreenBatch, encodeTexts, inputBatch, screenBatch, type EncodedTexts } from '../model/batch.js';
+import type { ScreenTextMeta } from '../model/checkpoint.js';
+import { loadTextReader, parseScreenTexts } from '../screen/text/index.js';
+import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseGoal, parseHistory } from './request.js';
@@ -66,6 +69,8 @@ export type PredictionResult =
 export interface PreparedRequest {
   image: RawImage;
   inputIds: number[];
+  /** The screen's texts when the request brought them (annotations, a UI tree); else read from the pixels when the model needs them. */
+  texts: ScreenText[] | null;
   decodeMs: number;
 }
 
@@ -73,6 +78,8 @@ export interface PredictInput {
   image: Uint8Array;
   goal: string;
   history?: unknown;
+  /** The screen's texts, if the caller has them: [{text, box: [y, x, h, w]}] normalised. */
+  texts?: unknown;
 }
 
 export interface ModelInfo {
@@ -84,6 +91,8 @@ export interface ModelInfo {
   backend: BackendInfo;
   /** Where decoded taps land (model/pointer.ts), as resolved for this checkpoint. */
   tapFrom: TapSource;
+  /** The text channel (source it was trained with, limits), or null for a pixels-only model. */
+  screenText: ScreenTextMeta | null;
   /** How it was trained: the recipe (train/recipes.ts; null for checkpoints that predate recipes), preset or init folder, seed. */
   training: { recipe: string | null; preset: string | null; init: string | null; seed: number | null };
   limits: { maxHistorySteps: number; historyUsed: number; maxPixels: number };
@@ -132,6 +141,8 @@ export interface PredictorOptions {
   maxPixels?: number;
   /** Where decoded taps land (model/pointer.ts); default auto. */
   tapFrom?: TapSource | 'auto';
+  /** Reads screen texts from pixels for checkpoints with a text channel (default: the built-in OCR, loaded on first use). */
+  textReader?: TextReader;
 }
 
 function trainingSummary(t: Record<string, unknown>): ModelInfo['training'] {
@@ -150,14 +161,23 @@ export class Predictor {
   readonly maxPixels: number;
   private readonly constraint: TargetConstraint;
 
+  private reader: Promise<TextReader> | null;
+
   private constructor(
     readonly checkpoint: LoadedCheckpoint,
     readonly encoder: VisionEncoder,
     readonly backend: BackendInfo,
     maxPixels: number,
+    textReader: TextReader | undefined,
   ) {
     this.constraint = new TargetConstraint(checkpoint.codec);
     this.maxPixels = maxPixels;
+    this.reader = textReader ? Promise.resolve(textReader) : null;
+  }
+
+  /** The text channel this checkpoint reads (null: pixels only). */
+  get screenText(): ScreenTextMeta | null {
+    return this.checkpoint.meta.screenText ?? null;
   }
 
   static async load(dir: string, opts: PredictorOptions = {}): Promise<Predictor> {
@@ -171,7 +191,7 @@ export class Predictor {
     if (trained.dim !== checkpoint.model.config.screenDim) {
       throw new InputError(`encoder dim ${trained.dim} differs from the model's screenDim ${checkpoint.model.config.screenDim}`, checkpoint.dir);
     }
-    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS);
+    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader);
   }
 
   get codec(): ActionCodec {
@@ -186,23 +206,26 @@ export class Predictor {
       codec: { ...this.codec.config },
       encoder: this.encoder.info,
       backend: this.backend,
-      tapFrom: this.checkpoint.pointerGrid ? 'attention' : 'tokens',
+      tapFrom: this.checkpoint.tapsFromAttention ? 'attention' : 'tokens',
+      screenText: this.screenText,
       training: trainingSummary(this.checkpoint.meta.training),
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
     };
   }
 
   /** Validates and decodes one request; throws InputError naming the field at fault. */
-  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown }, where = ''): Promise<PreparedRequest> {
+  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown }, where = ''): Promise<PreparedRequest> {
+    const at = (f: string): string => (where ? `${where} ${f}` : f);
     const inputIds = this.encodeInput(input.goal, input.history, where);
+    const texts = input.texts === undefined || input.texts === null ? null : parseScreenTexts(input.texts, at('texts'));
     const t0 = performance.now();
-    const image = await decodeImageBytes(input.image, where ? `${where} image` : 'image', this.maxPixels);
-    return { image, inputIds, decodeMs: performance.now() - t0 };
+    const image = await decodeImageBytes(input.image, at('image'), this.maxPixels);
+    return { image, inputIds, texts, decodeMs: performance.now() - t0 };
   }
 
-  /** As prepare, for pixels already decoded (e.g. AITW records). */
-  prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown }, where = ''): PreparedRequest {
-    return { image: input.image, inputIds: this.encodeInput(input.goal, input.history, where), decodeMs: 0 };
+  /** As prepare, for pixels already decoded (e.g. AITW records, a live environment's screenshot). */
+  prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown; texts?: readonly ScreenText[] | null }, where = ''): PreparedRequest {
+    return { image: input.image, inputIds: this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, decodeMs: 0 };
   }
 
   private encodeInput(goalIn: unknown, historyIn: unknown, where: string): number[] {
@@ -217,21 +240,24 @@ export class Predictor {
     }
   }
 
-  /** Features + one batched constrained decode for all rows; results in input order. */
+  /** Features (and screen texts) + one batched constrained decode for all rows; results in input order. */
   async predictBatch(rows: readonly PreparedRequest[]): Promise<Array<{ result: PredictionResult; timings: Timings }>> {
     if (rows.length === 0) return [];
     const t0 = performance.now();
-    const feats = await this.encoder.encode(rows.map((r) => r.image));
+    const [feats, texts] = await Promise.all([this.encoder.encode(rows.map((r) => r.image)), this.screenTexts(rows)]);
     const t1 = performance.now();
-    const { patches, dim } = this.encoder.info;
-    const screenData = new Float32Array(rows.length * patches * dim);
-    feats.forEach((f, b) => screenData.set(f, b * patches * dim));
-    const batch = { ...inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId), screen: tf.tensor3d(screenData, [rows.length, patches, dim]) };
+    const screens = screenBatch(
+      rows.map((r, b) => ({ features: feats[b]!, width: r.image.width, height: r.image.height, texts: texts[b]! })),
+      this.encoder.info,
+      this.codec.tokenizer.padId,
+    );
+    const inputs = inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId);
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, batch, { pointerGrid: this.checkpoint.pointerGrid });
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { tapsFromAttention: this.checkpoint.tapsFromAttention });
     } finally {
-      tf.dispose([batch.inputIds, batch.inputMask, batch.screen]);
+      tf.dispose([inputs.inputIds, inputs.inputMask]);
+      disposeScreenBatch(screens);
     }
     const t2 = performance.now();
     return gens.map((g, b) => {
@@ -259,8 +285,23 @@ export class Predictor {
     return (await this.predictBatch([prepared]))[0]!;
   }
 
+  /** Each row's text items for a text model: the request's own, else read from its pixels; null for pixel-only models. */
+  private async screenTexts(rows: readonly PreparedRequest[]): Promise<(EncodedTexts | null)[]> {
+    const meta = this.screenText;
+    if (!meta) return rows.map(() => null);
+    const unread = rows.filter((r) => r.texts === null);
+    const read = unread.length > 0 ? await (await this.textReader()).read(unread.map((r) => r.image)) : [];
+    const encode = (text: string) => this.codec.tokenizer.encodeText(text);
+    return rows.map((r) => encodeTexts(r.texts ?? read[unread.indexOf(r)]!, encode, meta));
+  }
+
+  private textReader(): Promise<TextReader> {
+    return (this.reader ??= loadTextReader());
+  }
+
   dispose(): void {
     this.checkpoint.model.dispose();
     this.encoder.dispose?.();
+    void this.reader?.then((r) => r.dispose?.());
   }
 }

@@ -5,6 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss } from './grounding.js';
 import { tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
+import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
 
 export type { DecoderState } from './t5.js';
@@ -21,9 +22,11 @@ export interface AutoUiBatch {
   screen: tf.Tensor3D;
   /** [B, P] 1 for real patches, 0 for padding; omitted = all real. */
   screenMask?: tf.Tensor2D;
+  /** The screens' text items (models with `screenText`); omitted = none. */
+  texts?: TextItemsBatch;
   /** [B, T] int32 target ids; IGNORE_INDEX (-100) where no loss is wanted. */
   labels: tf.Tensor2D;
-  /** [B, P] float32 1 on the patches around a gold tap (see grounding.ts); omitted = no grounding loss. */
+  /** [B, S] float32 1 on the screen tokens (S = P patches + N text items) around a gold tap (grounding.ts); omitted = no grounding loss. */
   groundTargets?: tf.Tensor2D;
   /** Referring phrases of the screens (train/referring.ts); omitted = no referring loss. */
   refer?: ReferringRows;
@@ -35,8 +38,17 @@ export interface ReferringRows {
   inputIds: tf.Tensor2D;
   /** [B·K, Lr] 1 for real tokens. */
   inputMask: tf.Tensor2D;
-  /** [B·K, P] 1 on the patches the phrase's boxes cover; all 0 = no phrase in this row. */
+  /** [B·K, S] 1 on the screen tokens the phrase's boxes cover; all 0 = no phrase in this row. */
   targets: tf.Tensor2D;
+}
+
+/** What the model reads of the screens (the screen fields of AutoUiBatch). */
+export type ScreenInputs = Pick<AutoUiBatch, 'screen' | 'screenMask' | 'texts'>;
+
+/** H'_screen [B, S, d] (keys = values of the interaction) and its mask [B, S] (undefined: all real). */
+interface ScreenTokens {
+  keys: tf.Tensor3D;
+  mask: tf.Tensor2D | undefined;
 }
 
 /** Weights of the two losses our training adds to the paper's (0 = off). */
@@ -82,24 +94,38 @@ export class AutoUiModel {
   }
 
   /** Language encoder + screen interaction + gated fusion: H_fuse [B, L, d]. */
-  encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): tf.Tensor3D {
-    const { fused, gate, attention } = this.encodeFull(inputIds, inputMask, screen, screenMask, training);
+  encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false, texts?: TextItemsBatch): tf.Tensor3D {
+    const { fused, gate, attention } = this.encodeFull(inputIds, inputMask, screen, screenMask, training, texts);
     tf.dispose([gate, attention]);
     return fused;
   }
 
-  /** As encode, also returning the fusion gate λ [B, L, d] and the screen attention [B, L, P]. */
-  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false): Fusion {
-    this.checkEncoderInputs(inputIds, inputMask, screen, screenMask);
-    return tf.tidy(() => this.fuse(inputIds, inputMask, screen, screenMask, training).fusion);
+  /** As encode, also returning the fusion gate λ [B, L, d] and the screen attention [B, L, S] over the screen tokens. */
+  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false, texts?: TextItemsBatch): Fusion {
+    this.checkEncoderInputs(inputIds, inputMask, screen, screenMask, texts);
+    return tf.tidy(() => this.fuse(inputIds, inputMask, { screen, screenMask, texts }, training).fusion);
   }
 
-  /** H_language, H'_screen = W·H_screen + b, then the interaction and gated fusion (fusion.ts). */
-  private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, training: boolean): { fusion: Fusion; projected: tf.Tensor3D } {
-    const w = this.fusionWeights();
+  /** H_language, H'_screen (screenTokens), then the interaction and gated fusion (fusion.ts). */
+  private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, s: ScreenInputs, training: boolean): { fusion: Fusion; tokens: ScreenTokens } {
     const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
-    const projected = projectScreen(screen, w.screenProj, w.screenProjBias);
-    return { fusion: fuseScreen(language, projected, screenMask, w), projected };
+    const tokens = this.screenTokens(s);
+    return { fusion: fuseScreen(language, tokens.keys, tokens.mask, this.fusionWeights()), tokens };
+  }
+
+  /**
+   * H'_screen: the projected patches W·H_screen + b, then (with screenText) the text items'
+   * tokens (screen_text.ts), [B, P + N, d], with their mask [B, P + N] (undefined: all real).
+   */
+  private screenTokens(s: ScreenInputs): ScreenTokens {
+    const w = this.fusionWeights();
+    const patches = projectScreen(s.screen, w.screenProj, w.screenProjBias);
+    if (!s.texts || !this.config.screenText) return { keys: patches, mask: s.screenMask };
+    const p = this.params;
+    const texts = textTokens(s.texts, { embeddings: p.get('shared.weight'), weight: p.get('text_proj.weight'), bias: p.get('text_proj.bias') });
+    const [b, n] = patches.shape;
+    const patchMask = s.screenMask ?? tf.ones([b, n]);
+    return { keys: tf.concat([patches, texts], 1) as tf.Tensor3D, mask: tf.concat([tf.cast(patchMask, 'float32'), tf.cast(s.texts.mask, 'float32')], 1) as tf.Tensor2D };
   }
 
   /** Teacher-forced decoder: logits [B, T, V] for decoderInputIds [B, T] over H_fuse. */
@@ -133,9 +159,9 @@ export class AutoUiModel {
     if (labels.rank !== 2 || labels.shape[0] !== batch.inputIds.shape[0]) {
       throw new InputError(`labels must be [B=${batch.inputIds.shape[0]}, T], got [${labels.shape.join(', ')}]`, 'loss');
     }
-    this.checkEncoderInputs(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask);
+    this.checkEncoderInputs(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, batch.texts);
     return tf.tidy(() => {
-      const { fusion, projected } = this.fuse(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, training);
+      const { fusion, tokens } = this.fuse(batch.inputIds, batch.inputMask, batch, training);
       const { fused: hFuse, attention } = fusion;
       const logits = this.decode(hFuse, batch.inputMask, this.shiftRight(labels), training);
       const [b, t, v] = logits.shape;
@@ -147,7 +173,7 @@ export class AutoUiModel {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
       if (batch.refer && weights.refer !== 0) {
-        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(projected, batch.screenMask, batch.refer, training)));
+        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(tokens, batch.refer, training)));
       }
       return total;
     });
@@ -159,19 +185,19 @@ export class AutoUiModel {
    * a screen are laid side by side as one query sequence against that screen (the attention is per
    * token, so this equals K separate attentions) instead of copying H'_screen K times.
    */
-  private referringLoss(projected: tf.Tensor3D, screenMask: tf.Tensor2D | undefined, refer: ReferringRows, training: boolean): tf.Scalar {
-    const [b, p] = projected.shape;
+  private referringLoss(tokens: ScreenTokens, refer: ReferringRows, training: boolean): tf.Scalar {
+    const [b, p] = tokens.keys.shape;
     const [rows, len] = refer.inputIds.shape;
     const k = rows / b;
     if (!Number.isInteger(k) || !tf.util.arraysEqual(refer.inputMask.shape, [rows, len]) || !tf.util.arraysEqual(refer.targets.shape, [rows, p])) {
       throw new InputError(
-        `referring rows must be [B·K, Lr] ids and mask and [B·K, P=${p}] targets for B=${b}, got [${refer.inputIds.shape}], [${refer.inputMask.shape}], [${refer.targets.shape}]`,
+        `referring rows must be [B·K, Lr] ids and mask and [B·K, S=${p}] targets for B=${b}, got [${refer.inputIds.shape}], [${refer.inputMask.shape}], [${refer.targets.shape}]`,
         'loss',
       );
     }
     const phrases = encoderStack(this.params, this.config, refer.inputIds, refer.inputMask, this.rng(training));
     const side = tf.reshape(phrases, [b, k * len, this.config.dModel]) as tf.Tensor3D;
-    const attention = tf.reshape(screenAttentionWeights(side, projected, screenMask), [rows, len, p]) as tf.Tensor3D;
+    const attention = tf.reshape(screenAttentionWeights(side, tokens.keys, tokens.mask), [rows, len, p]) as tf.Tensor3D;
     return groundingLoss(attention, refer.inputMask, refer.targets);
   }
 
@@ -227,7 +253,7 @@ export class AutoUiModel {
     };
   }
 
-  private checkEncoderInputs(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): void {
+  private checkEncoderInputs(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, texts?: TextItemsBatch): void {
     const where = 'encode';
     if (inputIds.rank !== 2) throw new InputError(`inputIds must be [B, L], got [${inputIds.shape.join(', ')}]`, where);
     const [b, l] = inputIds.shape;
@@ -237,6 +263,12 @@ export class AutoUiModel {
     }
     if (screenMask && !tf.util.arraysEqual(screenMask.shape, [b, screen.shape[1]])) {
       throw new InputError(`screenMask must be [${b}, ${screen.shape[1]}] like screen, got [${screenMask.shape.join(', ')}]`, where);
+    }
+    if (texts) {
+      if (!this.config.screenText) throw new InputError('this model does not read screen text (screenText is off), but text items were given', where);
+      const [tb, n, t] = texts.ids.shape;
+      const ok = tb === b && tf.util.arraysEqual(texts.tokenMask.shape, [b, n, t]) && tf.util.arraysEqual(texts.mask.shape, [b, n]) && tf.util.arraysEqual(texts.boxes.shape, [b, n, BOX_CODE_DIM]);
+      if (!ok) throw new InputError(`text items must be [B=${b}, N, T] ids and token mask, [B, N] mask and [B, N, ${BOX_CODE_DIM}] box codes, got [${texts.ids.shape}], [${texts.tokenMask.shape}], [${texts.mask.shape}], [${texts.boxes.shape}]`, where);
     }
   }
 }

@@ -1,32 +1,65 @@
 /**
- * Rows of a shard table as model inputs: the chain-of-action token sequences (paper §3.2) and the
- * padded tensors the model reads. Shared by training, evaluation and serving.
+ * Rows of a shard table (or a live screenshot) as model inputs: the chain-of-action token sequences
+ * (paper §3.2), the screen tokens — patches and, for models that read screen text, the text items —
+ * with where each lies on the screen, and the padded tensors the model reads. Shared by training,
+ * evaluation and serving, so all three see a screen the same way.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { isTapAction } from '../data/geometry.js';
 import { historyOf, normalizeAction, planOf } from '../data/normalize.js';
 import { actionAt, type ShardTable } from '../data/shards.js';
+import type { AitwAction, Box } from '../data/types.js';
+import type { ScreenText } from '../screen/text/types.js';
+import { patchIsReal, patchLayout, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ActionCodec } from './codec.js';
-import { groundingPatches } from './grounding.js';
+import { groundingPatches, groundingTexts } from './grounding.js';
+import type { ScreenLayout } from './pointer.js';
+import { BOX_CODE_DIM, boxCode, type TextItemsBatch } from './screen_text.js';
 
-/** One split, tokenised: inputs and chain-of-action targets per row of the shard table. */
+/** How much screen text a model reads: items per screen (in reading order) and tokens per item. */
+export interface TextLimits {
+  maxItems: number;
+  maxTokens: number;
+}
+
+/** Enough for a text-dense documentation page at a phone viewport; link texts fit in 8 tokens. */
+export const DEFAULT_TEXT_LIMITS: Readonly<TextLimits> = { maxItems: 48, maxTokens: 8 };
+
+/** One screen's text items as token ids, with their boxes. */
+export interface EncodedTexts {
+  ids: number[][];
+  boxes: Box[];
+}
+
+/** The text items in reading order (top to bottom, then left to right), capped, each tokenised and truncated. */
+export function encodeTexts(items: readonly ScreenText[], encode: (text: string) => number[], limits: TextLimits): EncodedTexts {
+  const sorted = [...items].filter((t) => t.text.trim() !== '').sort((a, b) => a.box[0] - b.box[0] || a.box[1] - b.box[1]);
+  const kept = sorted.slice(0, limits.maxItems);
+  return { ids: kept.map((t) => encode(t.text.trim()).slice(0, limits.maxTokens)), boxes: kept.map((t) => t.box) };
+}
+
+/** One split, tokenised: inputs, chain-of-action targets and (for text models) text items per row. */
 export interface EncodedSplit {
   table: ShardTable;
   inputs: number[][];
   targets: number[][];
+  /** Per row, for models that read screen text; null otherwise. */
+  texts: EncodedTexts[] | null;
 }
 
 /** Paper §3.2: input = goal + previous actions (≤ 8); target = future plan (≤ 4 types) + the current action. */
-export function encodeSplit(table: ShardTable, codec: ActionCodec): EncodedSplit {
+export function encodeSplit(table: ShardTable, codec: ActionCodec, textLimits: TextLimits | null = null): EncodedSplit {
   const inputs: number[][] = new Array(table.rows);
   const targets: number[][] = new Array(table.rows);
   for (let i = 0; i < table.rows; i++) {
     const actions = table.episodeActions[i]!.map(normalizeAction);
     const step = table.stepId[i]!;
     inputs[i] = codec.encodeInput(table.goal[i]!, historyOf(actions, step, codec.config.maxHistory));
-    targets[i] = codec.encodeTarget(planOf(actions, step, codec.config.maxPlan), normalizeAction(actionAt(table, i)));
+    targets[i] = codec.encodeTarget(planOf(actions, step, codec.config.maxPlan), normalizeAction(actionAt(table, i)), table.goal[i]!);
   }
-  return { table, inputs, targets };
+  const encode = (text: string) => codec.tokenizer.encodeText(text);
+  const texts = textLimits && table.texts ? table.texts.map((items) => encodeTexts(items, encode, textLimits)) : null;
+  return { table, inputs, targets, texts };
 }
 
 /** Pads a list of id sequences to one length; `fill` marks padding. */
@@ -37,15 +70,6 @@ export function padIds(seqs: readonly number[][], fill: number): { ids: Int32Arr
   return { ids, len };
 }
 
-/** Screen features of the given rows as one [B, P, D] tensor; `blind` zeroes them (the ablation). */
-export function screenBatch(table: ShardTable, rows: readonly number[], blind = false): tf.Tensor3D {
-  const { patches, dim } = table.encoder;
-  const size = patches * dim;
-  const data = new Float32Array(rows.length * size);
-  if (!blind) rows.forEach((r, b) => data.set(table.screens.subarray(r * size, (r + 1) * size), b * size));
-  return tf.tensor3d(data, [rows.length, patches, dim]);
-}
-
 export function inputBatch(inputs: readonly number[][], padId: number): { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } {
   const { ids, len } = padIds(inputs, padId);
   const mask = new Int32Array(ids.length);
@@ -53,15 +77,103 @@ export function inputBatch(inputs: readonly number[][], padId: number): { inputI
   return { inputIds: tf.tensor2d(ids, [inputs.length, len], 'int32'), inputMask: tf.tensor2d(mask, [inputs.length, len], 'int32') };
 }
 
-/** [B, P] grounding targets: 1 on the patches around the gold tap, rows of other actions all 0. */
-export function groundTargetBatch(table: ShardTable, rows: readonly number[], grid: readonly [number, number]): tf.Tensor2D {
-  const P = grid[0] * grid[1];
-  const data = new Float32Array(rows.length * P);
-  rows.forEach((r, b) => {
-    const a = actionAt(table, r);
-    if (!isTapAction(a)) return;
-    for (const p of groundingPatches(a.touch_yx, grid)) data[b * P + p] = 1;
-  });
-  return tf.tensor2d(data, [rows.length, P]);
+/** What the model reads of one screen: the encoder's features, the screen's size, and its text items (text models). */
+export interface ScreenRow {
+  features: Float32Array;
+  width: number;
+  height: number;
+  texts: EncodedTexts | null;
 }
 
+/** Row r of an encoded split as a ScreenRow (features are a view, not a copy). */
+export function tableScreen(split: EncodedSplit, r: number): ScreenRow {
+  const t = split.table;
+  const size = t.encoder.patches * t.encoder.dim;
+  return { features: t.screens.subarray(r * size, (r + 1) * size), width: t.imageWidth[r]!, height: t.imageHeight[r]!, texts: split.texts?.[r] ?? null };
+}
+
+/** The screen tensors of a batch, and where each screen token lies (null for grid-less encoders). */
+export interface ScreenBatch {
+  /** [B, P, D] features; zero for the blind ablation. */
+  screen: tf.Tensor3D;
+  /** [B, P] 1 on real patches; only for layouts with padding. */
+  screenMask?: tf.Tensor2D;
+  texts?: TextItemsBatch;
+  layouts: ScreenLayout[] | null;
+}
+
+/** Screens as tensors; `blind` zeroes the pixels' features (the ablation) but keeps the text items. */
+export function screenBatch(rows: readonly ScreenRow[], encoder: EncoderInfo, padId: number, blind = false): ScreenBatch {
+  const { patches, dim } = encoder;
+  const data = new Float32Array(rows.length * patches * dim);
+  if (!blind) rows.forEach((r, b) => data.set(r.features, b * patches * dim));
+  const layouts = encoder.grid ? rows.map((r) => ({ patches: patchLayout(encoder, r)!, texts: r.texts?.boxes ?? [] })) : null;
+  const padded = layouts !== null && (encoder.layout ?? 'stretch') !== 'stretch';
+  const texts = rows.some((r) => r.texts !== null) ? textItemsBatch(rows.map((r) => r.texts ?? { ids: [], boxes: [] }), padId) : undefined;
+  return {
+    screen: tf.tensor3d(data, [rows.length, patches, dim]),
+    ...(padded ? { screenMask: patchMaskBatch(layouts!.map((l) => l.patches), patches) } : {}),
+    ...(texts ? { texts } : {}),
+    layouts,
+  };
+}
+
+function patchMaskBatch(layouts: readonly ScreenLayout['patches'][], patches: number): tf.Tensor2D {
+  const mask = new Float32Array(layouts.length * patches);
+  layouts.forEach((l, b) => {
+    for (let p = 0; p < patches; p++) mask[b * patches + p] = patchIsReal(l, p) ? 1 : 0;
+  });
+  return tf.tensor2d(mask, [layouts.length, patches]);
+}
+
+/** Text items of B screens padded to the batch's most items (at least 1) and longest item. */
+export function textItemsBatch(list: readonly EncodedTexts[], padId: number): TextItemsBatch {
+  const B = list.length;
+  const N = Math.max(1, ...list.map((t) => t.ids.length));
+  const T = Math.max(1, ...list.flatMap((t) => t.ids.map((ids) => ids.length)));
+  const ids = new Int32Array(B * N * T).fill(padId);
+  const tokenMask = new Float32Array(B * N * T);
+  const mask = new Float32Array(B * N);
+  const boxes = new Float32Array(B * N * BOX_CODE_DIM);
+  list.forEach((t, b) => {
+    t.ids.forEach((item, n) => {
+      const at = (b * N + n) * T;
+      ids.set(item, at);
+      tokenMask.fill(1, at, at + item.length);
+      mask[b * N + n] = 1;
+      boxCode(t.boxes[n]!, boxes, (b * N + n) * BOX_CODE_DIM);
+    });
+  });
+  return {
+    ids: tf.tensor3d(ids, [B, N, T], 'int32'),
+    tokenMask: tf.tensor3d(tokenMask, [B, N, T]),
+    mask: tf.tensor2d(mask, [B, N]),
+    boxes: tf.tensor3d(boxes, [B, N, BOX_CODE_DIM]),
+  };
+}
+
+/** Screen tokens of the batch: P patches, then as many text slots as the batch's text tensor has. */
+export function screenTokenCount(s: Pick<ScreenBatch, 'screen' | 'texts'>): number {
+  return s.screen.shape[1] + (s.texts?.mask.shape[1] ?? 0);
+}
+
+/** The screen tokens a tap names: patches around it and text items under it, as indices into [patches ; texts]. */
+export function tapTargets(tap: AitwAction, layout: ScreenLayout): number[] {
+  if (!isTapAction(tap)) return [];
+  const P = layout.patches.grid[0] * layout.patches.grid[1];
+  return [...groundingPatches(tap.touch_yx, layout.patches), ...groundingTexts(tap.touch_yx, layout.texts).map((i) => P + i)];
+}
+
+/** [B, S] grounding targets: 1 on the screen tokens around each gold tap, rows of other actions all 0. */
+export function groundTargetBatch(table: ShardTable, rows: readonly number[], screens: ScreenBatch): tf.Tensor2D {
+  const S = screenTokenCount(screens);
+  const data = new Float32Array(rows.length * S);
+  rows.forEach((r, b) => {
+    for (const k of tapTargets(actionAt(table, r), screens.layouts![b]!)) data[b * S + k] = 1;
+  });
+  return tf.tensor2d(data, [rows.length, S]);
+}
+
+export function disposeScreenBatch(s: ScreenBatch): void {
+  tf.dispose([s.screen, ...(s.screenMask ? [s.screenMask] : []), ...(s.texts ? Object.values(s.texts) : [])]);
+}

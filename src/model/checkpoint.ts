@@ -17,10 +17,20 @@ export interface CheckpointMeta<ModelCfg = unknown, CodecCfg = unknown, EncoderC
   model: ModelCfg;
   codec: CodecCfg;
   encoder: EncoderCfg;
+  /** What the model reads of the screens' text; absent or null = no text channel (the paper's model). */
+  screenText?: ScreenTextMeta | null;
   /** Free-form facts about how it was trained (data dir, args, metrics). */
   training: Record<string, unknown>;
   created: string;
   autoui: string;
+}
+
+/** The text channel of a checkpoint: where its training texts came from, and how much text it reads. */
+export interface ScreenTextMeta {
+  /** 'annotations', an OCR reader's id, or several joined by '+'. */
+  source: string;
+  maxItems: number;
+  maxTokens: number;
 }
 
 /** The metadata of an Auto-UI checkpoint: model config, action codec and the encoder whose features it reads. */

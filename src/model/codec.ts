@@ -19,7 +19,7 @@
 import { normalizeAction } from '../data/normalize.js';
 import { ActionType, isActionTypeId, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { tokenString, tokenizerFromJSON, type TextTokenizer, type TokenizerJSON } from './tokenizer.js';
+import { splitPieces, tokenString, tokenizerFromJSON, type TextTokenizer, type TokenizerJSON } from './tokenizer.js';
 
 export interface CodecConfig {
   /** Grid steps per axis: coordinates become b / coordBins, b = 0..coordBins (coordBins + 1 tokens per axis). */
@@ -32,6 +32,12 @@ export interface CodecConfig {
   maxInputTokens: number;
   /** Target length including eos. */
   maxTargetTokens: number;
+  /**
+   * Typed text is copied from the goal: a TYPE target that appears in the goal is encoded as the
+   * goal's own tokens for that span, and decoding may only emit spans of the goal (constrained.ts),
+   * so the text comes out character for character, unseen words included.
+   */
+  copyText: boolean;
 }
 
 export const DEFAULT_CODEC_CONFIG: Readonly<CodecConfig> = {
@@ -40,6 +46,7 @@ export const DEFAULT_CODEC_CONFIG: Readonly<CodecConfig> = {
   maxPlan: 4,
   maxInputTokens: 128,
   maxTargetTokens: 48,
+  copyText: true,
 };
 
 export const CODEC_KIND = 'autoui-codec-v1';
@@ -89,6 +96,7 @@ function validateConfig(cfg: CodecConfig, where: string): void {
   int('maxInputTokens', 3);
   // The longest non-text target: <plan> + maxPlan types + <act> + type + 4 coordinates + eos.
   int('maxTargetTokens', cfg.maxPlan + 8);
+  if (typeof cfg.copyText !== 'boolean') throw new InputError(`must be a boolean, got ${JSON.stringify(cfg.copyText)}`, `${where}.copyText`);
 }
 
 function checkCoordinate(p: YX, axis: 0 | 1, where: string): number {
@@ -178,9 +186,11 @@ export class ActionCodec {
 
   /**
    * Plan (current action's type first; only the first maxPlan are used) then the current action,
-   * normalised per the paper before quantisation. Throws InputError when the target exceeds maxTargetTokens.
+   * normalised per the paper before quantisation. With copyText and the episode's goal, typed text
+   * that is a span of the goal is encoded as the goal's tokens of that span (goalSpan). Throws
+   * InputError when the target exceeds maxTargetTokens.
    */
-  encodeTarget(plan: readonly ActionTypeId[], action: AitwAction): number[] {
+  encodeTarget(plan: readonly ActionTypeId[], action: AitwAction, goal?: string): number[] {
     if (plan.length === 0) throw new InputError('plan is empty: it must hold at least the current action type', 'plan');
     plan.forEach((t, i) => {
       if (!isActionTypeId(t)) throw new InputError(`not an action type: ${JSON.stringify(t)}`, `plan[${i}]`);
@@ -189,7 +199,7 @@ export class ActionCodec {
       this.planId,
       ...plan.slice(0, this.config.maxPlan).map((t) => this.typeIds[t]),
       this.actId,
-      ...this.encodeRaw(action, 'action'),
+      ...this.encodeRaw(action, 'action', goal),
       this.eosId,
     ];
     if (ids.length > this.config.maxTargetTokens) {
@@ -205,7 +215,7 @@ export class ActionCodec {
    * Validates the raw action (normalisation would silently turn a NaN or off-screen point into a
    * scroll), normalises it per the paper, then encodes it.
    */
-  private encodeRaw(a: AitwAction, where: string): number[] {
+  private encodeRaw(a: AitwAction, where: string, goal?: string): number[] {
     if (!isActionTypeId(a.action_type)) {
       throw new InputError(`unknown action type ${JSON.stringify(a.action_type)}`, `${where}.action_type`);
     }
@@ -214,11 +224,11 @@ export class ActionCodec {
         for (const axis of [0, 1] as const) checkCoordinate(a[field], axis, `${where}.${field}`);
       }
     }
-    return this.encodeAction(normalizeAction(a), where);
+    return this.encodeAction(normalizeAction(a), where, goal);
   }
 
   /** type [ty tx ly lx] [text]; fields the type does not use are ignored. */
-  private encodeAction(a: AitwAction, where: string): number[] {
+  private encodeAction(a: AitwAction, where: string, goal?: string): number[] {
     const ids = [this.typeIds[a.action_type]];
     if (a.action_type === ActionType.DUAL_POINT) {
       ids.push(
@@ -228,9 +238,38 @@ export class ActionCodec {
         this.xBase + this.quantizeField(a.lift_yx, 1, `${where}.lift_yx`),
       );
     } else if (a.action_type === ActionType.TYPE) {
-      ids.push(...this.encodeText(a.typed_text, `${where}.typed_text`));
+      const span = this.config.copyText && goal !== undefined ? this.goalSpan(goal, a.typed_text) : null;
+      ids.push(...(span ?? this.encodeText(a.typed_text, `${where}.typed_text`)));
     }
     return ids;
+  }
+
+  /**
+   * The goal's tokens covering `text` where it occurs in the goal on token boundaries (a word's
+   * attached leading space may come along; decoding drops it), or null. The goal is encoded piece
+   * by piece exactly as encodeInput encodes it, so the span is a run of the input's own ids.
+   */
+  goalSpan(goal: string, text: string): number[] | null {
+    if (text === '') return null;
+    const pieces = splitPieces(goal);
+    const perPiece = pieces.map((p) => this.tokenizer.encodeText(p));
+    // Only where piece-wise encoding is the input's encoding (always for words-v1; not for every tokenizer).
+    if (perPiece.flat().join(',') !== this.tokenizer.encodeText(goal).join(',')) return null;
+    const starts: number[] = [0];
+    for (const p of pieces) starts.push(starts[starts.length - 1]! + p.length);
+    for (let idx = goal.indexOf(text); idx >= 0; idx = goal.indexOf(text, idx + 1)) {
+      const first = starts.includes(idx) ? starts.indexOf(idx) : goal[idx - 1] === ' ' ? starts.indexOf(idx - 1) : -1;
+      const last = starts.indexOf(idx + text.length);
+      if (first >= 0 && last > first) return perPiece.slice(first, last).flat();
+    }
+    return null;
+  }
+
+  /** The goal's token ids inside an encoded input (everything before <hist>). */
+  goalIds(input: ArrayLike<number>): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < input.length && input[i] !== this.histId && input[i] !== this.eosId; i++) out.push(input[i]!);
+    return out;
   }
 
   /** Tokenizer errors name no field; this names the one at fault. */
@@ -297,6 +336,8 @@ export class ActionCodec {
       const j = textIds.findIndex((id) => !this.tokenizer.isTextId(id));
       if (j >= 0) return bad(i + j, 'a text token or <eos>');
       text = this.tokenizer.decodeText(textIds);
+      // A copied span may start with the space its first word carries in the goal.
+      if (this.config.copyText && text.startsWith(' ')) text = text.slice(1);
       i = end;
     }
     if (i < end) return bad(i, '<eos>');
@@ -330,7 +371,8 @@ export class ActionCodec {
     }
     if (typeof j.config !== 'object' || j.config === null) throw new InputError('missing config object', 'codec.config');
     const { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens } = j.config;
-    const config: CodecConfig = { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens };
+    // Checkpoints written before copyText existed generated typed text freely.
+    const config: CodecConfig = { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens, copyText: j.config.copyText ?? false };
     validateConfig(config, 'codec.config'); // before defaults could mask a missing field
     return new ActionCodec(tokenizerFromJSON(j.tokenizer), config);
   }

@@ -18,6 +18,8 @@ export interface ModelConfig {
   dropoutRate: number;
   /** Width of the frozen vision features per patch. */
   screenDim: number;
+  /** The screen's text items join the patches as screen tokens (screen_text.ts); absent = false, the paper's model. */
+  screenText?: boolean;
   padTokenId: number;
   eosTokenId: number;
   decoderStartTokenId: number;
@@ -86,6 +88,7 @@ export function validateConfig(config: ModelConfig, where = 'model config'): Mod
   if (config.feedForwardProj !== 'relu' && config.feedForwardProj !== 'gated-gelu') {
     throw new InputError(`feedForwardProj must be 'relu' or 'gated-gelu', got ${JSON.stringify(config.feedForwardProj)}`, where);
   }
+  if (config.screenText !== undefined && typeof config.screenText !== 'boolean') throw new InputError(`screenText must be a boolean, got ${JSON.stringify(config.screenText)}`, where);
   if (typeof config.tieWordEmbeddings !== 'boolean') throw new InputError(`tieWordEmbeddings must be a boolean, got ${JSON.stringify(config.tieWordEmbeddings)}`, where);
   if (typeof config.layerNormEpsilon !== 'number' || !(config.layerNormEpsilon > 0)) {
     throw new InputError(`layerNormEpsilon must be a positive number, got ${JSON.stringify(config.layerNormEpsilon)}`, where);

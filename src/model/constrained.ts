@@ -8,8 +8,10 @@
  *
  * With `normalisedDualPoints` (default) the lift point is limited to what coordinate normalisation
  * can produce: the touch point itself (a tap) or, when the touch is a scroll start, the matching
- * scroll end. Every sequence the constraint allows and that ends in eos decodes with
- * `codec.decodeTarget` to ok, and is at most `maxTargetTokens` long.
+ * scroll end. With the codec's copyText and a row's goal ids, typed text may only be a contiguous run
+ * of the goal's tokens (the copy mechanism: what is typed is exactly a piece of the goal). Every
+ * sequence the constraint allows and that ends in eos decodes with `codec.decodeTarget` to ok, and is
+ * at most `maxTargetTokens` long.
  */
 import { SCROLL_POINTS } from '../data/normalize.js';
 import { ActionType, type ActionTypeId } from '../data/types.js';
@@ -40,6 +42,8 @@ export interface ConstraintState {
   readonly ty: number;
   readonly tx: number;
   readonly ly: number;
+  /** With copyText: the goal's ids, and where in them the typed text may continue (null: any start). */
+  readonly copy: { readonly source: readonly number[]; readonly next: readonly number[] | null } | null;
 }
 
 export interface ConstraintOptions {
@@ -74,8 +78,10 @@ export class TargetConstraint {
     this.textIds = Int32Array.from(text);
   }
 
-  initial(): ConstraintState {
-    return { node: GrammarNode.Start, length: 0, planCount: 0, ty: -1, tx: -1, ly: -1 };
+  /** The start state; `goal` (the row's goal ids) enables copying when the codec copies typed text. */
+  initial(goal?: readonly number[]): ConstraintState {
+    const copy = this.codec.config.copyText && goal && goal.length > 0 ? { source: goal, next: null } : null;
+    return { node: GrammarNode.Start, length: 0, planCount: 0, ty: -1, tx: -1, ly: -1, copy };
   }
 
   isDone(s: ConstraintState): boolean {
@@ -90,6 +96,10 @@ export class TargetConstraint {
   /** Allowed ids in increasing order. Shared and cached: do not modify it. */
   allowedIds(s: ConstraintState): Int32Array {
     return this.entry(s).ids;
+  }
+
+  private copying(s: ConstraintState): boolean {
+    return s.node === GrammarNode.Text && s.copy !== null;
   }
 
   /** Writes the masks of a batch into rows of `out` ([states.length, vocabSize], row-major). */
@@ -132,7 +142,8 @@ export class TargetConstraint {
       case GrammarNode.LiftX:
         return next(GrammarNode.End);
       case GrammarNode.Text:
-        return token === c.eosId ? next(GrammarNode.Done) : next(GrammarNode.Text);
+        if (token === c.eosId) return next(GrammarNode.Done);
+        return next(GrammarNode.Text, s.copy ? { copy: { source: s.copy.source, next: copyNext(s.copy, token) } } : {});
       case GrammarNode.End:
         return next(GrammarNode.Done);
       case GrammarNode.Done:
@@ -145,16 +156,32 @@ export class TargetConstraint {
   }
 
   private entry(s: ConstraintState): { mask: Float32Array; ids: Int32Array } {
+    // Copy states depend on the row's goal: built per state, never cached.
+    if (this.copying(s)) return this.build(this.copyAllowed(s));
     const key = this.key(s);
     let e = this.cache.get(key);
     if (!e) {
-      const ids = Int32Array.from(this.allowedFor(s)).sort();
-      const mask = new Float32Array(this.vocabSize).fill(-Infinity);
-      for (const id of ids) mask[id] = 0;
-      e = { mask, ids };
+      e = this.build(this.allowedFor(s));
       this.cache.set(key, e);
     }
     return e;
+  }
+
+  private build(allowed: Iterable<number>): { mask: Float32Array; ids: Int32Array } {
+    const ids = Int32Array.from(new Set(allowed)).sort();
+    const mask = new Float32Array(this.vocabSize).fill(-Infinity);
+    for (const id of ids) mask[id] = 0;
+    return { mask, ids };
+  }
+
+  /** The goal tokens that continue a span matched so far (any goal token at the start), and eos once something was typed. */
+  private copyAllowed(s: ConstraintState): number[] {
+    const { source, next } = s.copy!;
+    if (!this.textRoom(s)) return [this.codec.eosId];
+    const at = next ?? source.map((_, p) => p);
+    const ids = at.filter((p) => p < source.length).map((p) => source[p]!);
+    if (next !== null) ids.push(this.codec.eosId);
+    return ids;
   }
 
   /**
@@ -232,4 +259,10 @@ export class TargetConstraint {
     if (s.node === GrammarNode.LiftX && s.ly !== s.ty) bins.shift();
     return [...new Set(bins)].sort((a, b) => a - b);
   }
+}
+
+/** Positions after each occurrence of `token` where the span could continue. */
+function copyNext(copy: NonNullable<ConstraintState['copy']>, token: number): number[] {
+  const at = copy.next ?? copy.source.map((_, p) => p);
+  return at.filter((p) => copy.source[p] === token).map((p) => p + 1);
 }

@@ -1,37 +1,47 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { YX } from '../data/types.js';
+import type { Box, YX } from '../data/types.js';
+import type { PatchLayout } from '../screen/vision/encoder.js';
 
 /*
  * Grounding supervision for the screen attention (our addition; the paper trains on the action
- * tokens alone). On a tap step the gold point says which patches the goal is about, so we ask the
- * language tokens, on average, to look there:
- *   ā_p    = Σ_t m_t a_tp / Σ_t m_t           (mean attention over real tokens)
- *   L_gnd  = −log Σ_{p ∈ S} ā_p               (S: patches around the gold tap)
+ * tokens alone). On a tap step the gold point says which screen tokens the goal is about, so we ask
+ * the language tokens, on average, to look there:
+ *   ā_k    = Σ_t m_t a_tk / Σ_t m_t           (mean attention over real tokens)
+ *   L_gnd  = −log Σ_{k ∈ S} ā_k               (S: patches around the gold tap, text items under it)
  * averaged over the tap rows of the batch. The mean over tokens leaves the model free to choose
  * which tokens do the looking; only the attention's total mass near the target is asked for.
- * Why: through the decoder alone the attention gets a weak, indirect signal and stays diffuse
- * (README, Results); this gives it the direct one.
+ * Why: through the decoder alone the attention gets a weak, indirect signal and stays diffuse;
+ * this gives it the direct one.
  */
 
 /**
- * Patches whose centre lies within one patch of the tap, in grid units (the patch under the tap
- * and up to four neighbours): a target straddling patch borders is covered whichever side it is on.
- * Row-major indices into a rows×cols grid.
+ * Patches whose centre lies within one patch of the tap, in patch units (the patch under the tap and
+ * up to four neighbours): a target straddling patch borders is covered whichever side it is on.
+ * Row-major indices into the layout's grid; padding patches never count.
  */
-export function groundingPatches(tap: YX, grid: readonly [number, number]): number[] {
-  const [rows, cols] = grid;
-  const y = tap[0] * rows;
-  const x = tap[1] * cols;
+export function groundingPatches(tap: YX, layout: PatchLayout): number[] {
+  const y = tap[0] / layout.rowHeight;
+  const x = tap[1] / layout.colWidth;
+  const cols = layout.grid[1];
   const out: number[] = [];
-  for (let r = Math.max(0, Math.floor(y) - 1); r <= Math.min(rows - 1, Math.floor(y) + 1); r++) {
-    for (let c = Math.max(0, Math.floor(x) - 1); c <= Math.min(cols - 1, Math.floor(x) + 1); c++) {
+  for (let r = Math.max(0, Math.floor(y) - 1); r <= Math.min(layout.rows - 1, Math.floor(y) + 1); r++) {
+    for (let c = Math.max(0, Math.floor(x) - 1); c <= Math.min(layout.cols - 1, Math.floor(x) + 1); c++) {
       if ((y - r - 0.5) ** 2 + (x - c - 0.5) ** 2 <= 1) out.push(r * cols + c);
     }
   }
   return out;
 }
 
-/** ā [B, P]: the screen attention [B, L, P] averaged over the real tokens (inputMask [B, L], 1 = real). */
+/** Text items (indices) whose box holds the tap: a tap on a labelled control lands inside its label. */
+export function groundingTexts(tap: YX, boxes: readonly Box[]): number[] {
+  const out: number[] = [];
+  boxes.forEach(([y, x, h, w], i) => {
+    if (tap[0] >= y && tap[0] <= y + h && tap[1] >= x && tap[1] <= x + w) out.push(i);
+  });
+  return out;
+}
+
+/** ā [B, S]: the screen attention [B, L, S] over the screen tokens, averaged over the real tokens (inputMask [B, L], 1 = real). */
 export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => {
     const m = tf.cast(inputMask, 'float32');
@@ -41,8 +51,9 @@ export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2
 }
 
 /**
- * L_gnd for a batch: attention [B, L, P], inputMask [B, L] (1 = real token), targets [B, P]
- * (1 on S, all zero on rows without a tap, which do not count). 0 when no row has a target.
+ * L_gnd for a batch: attention [B, L, S] over the screen tokens, inputMask [B, L] (1 = real
+ * token), targets [B, S] (1 on the target set, all zero on rows without a tap, which do not count).
+ * 0 when no row has a target.
  */
 export function groundingLoss(attention: tf.Tensor3D, inputMask: tf.Tensor2D, targets: tf.Tensor2D): tf.Scalar {
   return tf.tidy(() => {

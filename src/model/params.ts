@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { innerDim, type ModelConfig } from './config.js';
+import { BOX_CODE_DIM } from './screen_text.js';
 
 /**
  * Every trainable tensor of Auto-UI under its Hugging Face T5 name and HF shape (nn.Linear weights
@@ -13,6 +14,8 @@ import { innerDim, type ModelConfig } from './config.js';
  *   `fusion.gate_attn.bias` [d] — λ = sigmoid(W_l·H_language + W_v·H_attn + b). The original code's
  *   `gate_dense` (Linear(2d → d) over [H_language; H_attn]) is cat([gate_lang, gate_attn], dim=1)
  *   with bias gate_attn.bias.
+ * - `text_proj.weight` [d, d + box code], `text_proj.bias` [d] — W_t and b_t of the screen's text
+ *   tokens (screen_text.ts), only when the model reads screen text (`screenText`).
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */
@@ -87,6 +90,12 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
     { name: 'fusion.gate_attn.weight', shape: [d, d], init: normal(d ** -0.5) },
     { name: 'fusion.gate_attn.bias', shape: [d], init: ZEROS },
   );
+  if (config.screenText) {
+    specs.push(
+      { name: 'text_proj.weight', shape: [d, d + BOX_CODE_DIM], init: normal((d + BOX_CODE_DIM) ** -0.5) },
+      { name: 'text_proj.bias', shape: [d], init: ZEROS },
+    );
+  }
   return specs;
 }
 

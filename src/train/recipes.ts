@@ -29,6 +29,8 @@ export interface TrainRecipe {
   referPerRow: number;
   /** Validation screens scored after each epoch (Infinity = the whole split). */
   valRows: number;
+  /** Read the screens' text items when the shards have them (false = the paper's model, pixels only). */
+  screenText: boolean;
 }
 
 export const RECIPE_NAMES = ['scratch', 'pretrained'] as const;
@@ -41,6 +43,7 @@ const COMMON = {
   groundWeight: 1,
   referWeight: 1,
   referPerRow: 2,
+  screenText: true,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

@@ -1,8 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { ShardTable } from '../data/shards.js';
 import type { Box, UiAnnotations, YX } from '../data/types.js';
 import type { ReferringRows } from '../model/autoui.js';
-import { groundingPatches } from '../model/grounding.js';
+import { tableScreen, type EncodedSplit } from '../model/batch.js';
+import { groundingPatches, groundingTexts } from '../model/grounding.js';
+import type { ScreenLayout } from '../model/pointer.js';
+import { patchLayout } from '../screen/vision/encoder.js';
 import type { Rng } from '../util/rng.js';
 
 /*
@@ -21,8 +23,8 @@ export interface ReferringPhrase {
   key: string;
   /** Token ids of the annotation text (no eos). */
   ids: number[];
-  /** Row-major patches around every box that carries this text and the icon it labels (a label repeated on screen counts at each place). */
-  patches: number[];
+  /** Screen tokens (patches, then text items) around every box that carries this text and the icon it labels (a label repeated on screen counts at each place). */
+  targets: number[];
 }
 
 export interface ReferringOptions {
@@ -51,41 +53,43 @@ export function labelledIcon(ann: UiAnnotations, label: number): Box | undefined
 
 /**
  * The referring phrases of one screen: each distinct annotation text (case-insensitive) that names
- * something, with the patches around the centres of all its boxes and of the icons they label. Pure.
+ * something, with the screen tokens around the centres of all its boxes and of the icons they label:
+ * the patches nearby and the text items under those centres. Pure.
  */
-export function referringPhrases(
-  ann: UiAnnotations,
-  encode: (text: string) => number[],
-  grid: readonly [number, number],
-  opts: ReferringOptions = DEFAULT_REFERRING,
-): ReferringPhrase[] {
-  const byKey = new Map<string, { text: string; patches: Set<number> }>();
+export function referringPhrases(ann: UiAnnotations, encode: (text: string) => number[], layout: ScreenLayout, opts: ReferringOptions = DEFAULT_REFERRING): ReferringPhrase[] {
+  const P = layout.patches.grid[0] * layout.patches.grid[1];
+  const byKey = new Map<string, { text: string; targets: Set<number> }>();
   const centre = ([y, x, h, w]: Box): YX => [y + h / 2, x + w / 2];
   ann.text.forEach((raw, i) => {
     const text = raw.trim();
     if (!NAMING.test(text)) return;
     const key = text.toLowerCase();
-    const entry = byKey.get(key) ?? { text, patches: new Set<number>() };
+    const entry = byKey.get(key) ?? { text, targets: new Set<number>() };
     const icon = labelledIcon(ann, i);
     for (const box of icon ? [ann.positions[i]!, icon] : [ann.positions[i]!]) {
-      for (const p of groundingPatches(centre(box), grid)) entry.patches.add(p);
+      for (const p of groundingPatches(centre(box), layout.patches)) entry.targets.add(p);
+      for (const t of groundingTexts(centre(box), layout.texts)) entry.targets.add(P + t);
     }
     byKey.set(key, entry);
   });
   const out: ReferringPhrase[] = [];
-  for (const [key, { text, patches }] of byKey) {
+  for (const [key, { text, targets }] of byKey) {
     const ids = encode(text);
-    if (ids.length === 0 || ids.length > opts.maxTokens || patches.size === 0) continue;
-    out.push({ key, ids, patches: [...patches].sort((a, b) => a - b) });
+    if (ids.length === 0 || ids.length > opts.maxTokens || targets.size === 0) continue;
+    out.push({ key, ids, targets: [...targets].sort((a, b) => a - b) });
   }
   return out;
 }
 
-/** The referring phrases of every row of a table loaded with its annotations (none without a patch grid). */
-export function tablePhrases(table: ShardTable, encode: (text: string) => number[], opts: ReferringOptions = DEFAULT_REFERRING): ReferringPhrase[][] {
-  const { grid } = table.encoder;
+/** The referring phrases of every row of a split loaded with its annotations (none without a patch grid). */
+export function tablePhrases(split: EncodedSplit, encode: (text: string) => number[], opts: ReferringOptions = DEFAULT_REFERRING): ReferringPhrase[][] {
+  const { table } = split;
   if (!table.annotations) throw new Error('tablePhrases needs a table loaded with its annotations');
-  return table.annotations.map((ann) => (grid ? referringPhrases(ann, encode, grid, opts) : []));
+  if (!table.encoder.grid) return table.annotations.map(() => []);
+  return table.annotations.map((ann, r) => {
+    const s = tableScreen(split, r);
+    return referringPhrases(ann, encode, { patches: patchLayout(table.encoder, s)!, texts: s.texts?.boxes ?? [] }, opts);
+  });
 }
 
 /**
@@ -96,7 +100,7 @@ export function tablePhrases(table: ShardTable, encode: (text: string) => number
 export function referringBatch(
   phrases: readonly (readonly ReferringPhrase[])[],
   perRow: number,
-  patches: number,
+  screenTokens: number,
   padId: number,
   rng: Rng,
 ): ReferringRows {
@@ -105,16 +109,16 @@ export function referringBatch(
   const len = Math.max(1, ...drawn.map((ph) => ph?.ids.length ?? 0));
   const ids = new Int32Array(drawn.length * len).fill(padId);
   const mask = new Int32Array(drawn.length * len);
-  const targets = new Float32Array(drawn.length * patches);
+  const targets = new Float32Array(drawn.length * screenTokens);
   drawn.forEach((ph, i) => {
     if (!ph) return;
     ids.set(ph.ids, i * len);
     mask.fill(1, i * len, i * len + ph.ids.length);
-    for (const p of ph.patches) targets[i * patches + p] = 1;
+    for (const k of ph.targets) targets[i * screenTokens + k] = 1;
   });
   return {
     inputIds: tf.tensor2d(ids, [drawn.length, len], 'int32'),
     inputMask: tf.tensor2d(mask, [drawn.length, len], 'int32'),
-    targets: tf.tensor2d(targets, [drawn.length, patches]),
+    targets: tf.tensor2d(targets, [drawn.length, screenTokens]),
   };
 }

@@ -15,7 +15,7 @@ import { initBackend, type BackendInfo } from '../backend.js';
 import { requireManifest, type Manifest } from '../data/manifest.js';
 import { loadShards, type ShardTable } from '../data/shards.js';
 import { AutoUiModel } from '../model/autoui.js';
-import { encodeSplit, type EncodedSplit } from '../model/batch.js';
+import { DEFAULT_TEXT_LIMITS, encodeSplit, type EncodedSplit } from '../model/batch.js';
 import {
   assertSameEncoder,
   CHECKPOINT_FORMAT,
@@ -25,6 +25,7 @@ import {
   readCheckpointMeta,
   saveCheckpoint,
   type AutoUiCheckpointMeta,
+  type ScreenTextMeta,
   type TrainerState,
 } from '../model/checkpoint.js';
 import { ActionCodec, type CodecConfig } from '../model/codec.js';
@@ -152,12 +153,13 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
   const manifest = await requireManifest(opts.data);
   const referring = referringApplies(opts.referWeight, manifest.encoder);
   if (opts.referWeight > 0 && !referring) log(`note: encoder '${manifest.encoder.id}' has no patch grid, so the referring loss is off`);
-  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring });
-  if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
-
   const lastDir = join(opts.out, 'last');
   const resuming = opts.resume && existsSync(join(lastDir, 'trainer_state.json'));
-  const { meta, codec, pretrained } = resuming ? await resumedMeta(lastDir, manifest, opts) : await freshMeta(opts, manifest, trainTable);
+  const previous = resuming ? await readCheckpointMeta<ModelConfig, AutoUiCheckpointMeta['codec'], Manifest['encoder']>(lastDir) : null;
+  const screenText = previous ? previous.screenText ?? null : textChannel(opts, manifest);
+  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring, texts: screenText !== null });
+  if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
+  const { meta, codec, pretrained } = previous ? resumed(previous, lastDir, manifest, opts) : await freshMeta(opts, manifest, trainTable, screenText);
   const model = new AutoUiModel(meta.model, opts.seed);
   if (pretrained) {
     const rep = loadPretrainedInto(model, pretrained);
@@ -165,7 +167,7 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
   }
   const weights = model.namedWeights();
   const opt = new AdamW(weights, { ...DEFAULT_ADAMW, weightDecay: opts.weightDecay, clipNorm: opts.clipNorm });
-  const train = encodeSplit(trainTable, codec);
+  const train = encodeSplit(trainTable, codec, screenText);
   const lengths = train.inputs.map((x, i) => x.length + train.targets[i]!.length);
   const batchesPerEpoch = planEpoch(lengths, trainTable.subset, epochPlan(opts, 0)).length;
   let state: TrainerState = {
@@ -187,22 +189,29 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
   return {
     opts, log, backend, meta, model, weights, opt, codec, train, lengths, state, lastDir,
     bestDir: join(opts.out, 'best'),
-    val: validate && opts.valRows > 0 ? await validationRows(opts, codec, validate) : null,
-    phrases: referring ? tablePhrases(trainTable, (text) => codec.tokenizer.encodeText(text)) : null,
+    val: validate && opts.valRows > 0 ? await validationRows(opts, codec, screenText, validate) : null,
+    phrases: referring ? tablePhrases(train, (text) => codec.tokenizer.encodeText(text)) : null,
   };
 }
 
-async function resumedMeta(lastDir: string, manifest: Manifest, opts: TrainOptions): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: undefined }> {
-  const meta = await readCheckpointMeta<ModelConfig, AutoUiCheckpointMeta['codec'], Manifest['encoder']>(lastDir);
+/** The text channel a fresh run trains: on when the recipe wants it and the chosen subsets were prepared with screen texts. */
+function textChannel(opts: TrainOptions, manifest: Manifest): ScreenTextMeta | null {
+  if (!opts.screenText) return null;
+  const subsets = opts.subsets ?? Object.keys(manifest.subsets);
+  const sources = [...new Set(subsets.map((s) => manifest.subsets[s]?.screenText ?? 'none'))].filter((x) => x !== 'none').sort();
+  return sources.length === 0 ? null : { source: sources.join('+'), ...DEFAULT_TEXT_LIMITS };
+}
+
+function resumed(meta: AutoUiCheckpointMeta, lastDir: string, manifest: Manifest, opts: TrainOptions): { meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: undefined } {
   assertSameEncoder(meta.encoder, manifest.encoder, lastDir, opts.data);
   return { meta, codec: ActionCodec.fromJSON(meta.codec) };
 }
 
-async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTable): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: HfT5Init }> {
+async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTable, screenText: ScreenTextMeta | null): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: HfT5Init }> {
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
   const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table));
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim };
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
@@ -210,6 +219,7 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
     model,
     codec: codec.toJSON(),
     encoder: manifest.encoder,
+    screenText,
     training: { data: opts.data, preset: opts.init ? null : opts.preset, init: opts.init ?? null, seed: opts.seed },
     created: new Date().toISOString(),
     autoui: AUTOUI_VERSION,
@@ -218,11 +228,11 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
 }
 
 /** A fixed random subset of the validation split: the same rows every epoch, so epochs are comparable. */
-async function validationRows<V extends Validation>(opts: TrainOptions, codec: ActionCodec, validate: Validator<V>): Promise<Run<V>['val']> {
-  const table = await loadShards(opts.data, { split: 'val', subsets: opts.subsets });
+async function validationRows<V extends Validation>(opts: TrainOptions, codec: ActionCodec, texts: ScreenTextMeta | null, validate: Validator<V>): Promise<Run<V>['val']> {
+  const table = await loadShards(opts.data, { split: 'val', subsets: opts.subsets, texts: texts !== null });
   if (table.rows === 0) return null;
   const all = Rng.from(opts.seed, 'val').shuffle(Array.from({ length: table.rows }, (_, i) => i));
-  return { split: encodeSplit(table, codec), rows: all.slice(0, opts.valRows).sort((a, b) => a - b), validate };
+  return { split: encodeSplit(table, codec, texts), rows: all.slice(0, opts.valRows).sort((a, b) => a - b), validate };
 }
 
 async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult<V>> {
@@ -338,9 +348,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
