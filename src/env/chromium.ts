@@ -7,7 +7,8 @@
  * Actions as a phone user does them: a tap is a touch tap; a scroll is a touch swipe from the
  * touch to the lift point (CDP touch events: Input.synthesizeScrollGesture does not scroll a
  * headless page); TYPE types into the focused field; ENTER presses Enter; BACK goes back in
- * history; HOME opens the task's home_url (or start_url); the status actions do nothing.
+ * history (on the task's first page it does nothing); HOME opens the task's home_url (or
+ * start_url); the status actions do nothing.
  *
  * Faults: a crashed page or a closed browser makes step()/check() throw EnvironmentError; the next
  * reset() relaunches the browser when it is gone.
@@ -185,6 +186,8 @@ export class ChromiumEnv implements Environment {
         return page.keyboard.press('Enter');
       case ActionType.PRESS_BACK:
         await page.goBack({ waitUntil: 'load' });
+        // A new tab's history starts at about:blank: BACK on the task's first page stays on it.
+        if (page.url() === 'about:blank') await page.goForward({ waitUntil: 'load' });
         return;
       case ActionType.PRESS_HOME:
         return this.goto(this.task!.home_url ?? this.task!.start_url);

@@ -60,7 +60,8 @@ export const SITE_TASKS: SiteTask[] = [
   { line: { id: 'scroll-deep', goal: 'open the deep link', start_url: 'site/index.html', success: { url_endswith: '/target.html' } }, actions: [link('long'), swipeUp, swipeUp, tap([(LONG_LINK.top + LONG_LINK.height / 2 - 1068) / H, 0.5]), done] },
   { line: { id: 'search', goal: 'search for hello world', start_url: 'site/form.html', success: { selector: '#out', text_contains: 'searched: hello world' } }, actions: [tap(centre(100, 60)), key(3, 'hello world'), key(7), done] },
   { line: { id: 'wifi-on', goal: 'turn on wi-fi', start_url: 'site/switch.html', success: { selector: '#wifi', checked: true } }, actions: [tap(centre(100, 80)), done] },
-  { line: { id: 'back', goal: 'open settings, then go back', start_url: 'site/index.html', success: { url: 'site/index.html' } }, actions: [link('settings'), key(5), done] },
+  // The first BACK returns to the start page, the second stays there (a tab's history starts at the task).
+  { line: { id: 'back', goal: 'open settings, then go back', start_url: 'site/index.html', success: { url: 'site/index.html' } }, actions: [link('settings'), key(5), key(5), done] },
   { line: { id: 'home-form', goal: 'go home and open the form', start_url: 'site/settings.html', home_url: 'site/index.html', success: { url_endswith: '/form.html' } }, actions: [key(6), link('form'), done] },
 ];
 
