@@ -80,7 +80,7 @@ export class ChromiumEnv implements Environment {
       throw first ? new InputError(why, executablePath) : new EnvironmentError(why);
     });
     browser.on('disconnected', () => {
-      this.fault = 'the browser closed unexpectedly (crashed or killed)';
+      if (this.browser === browser) this.fault = 'the browser closed unexpectedly (crashed or killed)';
     });
     this.browser = browser;
     return browser;
@@ -142,9 +142,11 @@ export class ChromiumEnv implements Environment {
   }
 
   async close(): Promise<void> {
+    const browser = this.browser;
+    this.browser = undefined;
     await this.context?.close().catch(() => {});
-    await this.browser?.close().catch(() => {});
-    this.browser = this.context = this.page = this.cdp = undefined;
+    await browser?.close().catch(() => {});
+    this.context = this.page = this.cdp = undefined;
   }
 
   private livePage(): Page {
