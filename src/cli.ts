@@ -7,6 +7,7 @@ import { registerDemo } from './cli/demo.js';
 import { registerEval } from './cli/eval.js';
 import { registerInfo } from './cli/info.js';
 import { registerPredict } from './cli/predict.js';
+import { registerRun } from './cli/run.js';
 import { registerServe } from './cli/serve.js';
 import { registerViz } from './cli/viz.js';
 import { registerTrain } from './cli/train.js';
@@ -30,6 +31,7 @@ registerScore(program);
 registerDemo(program);
 registerPredict(program);
 registerServe(program);
+registerRun(program);
 registerViz(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -4,15 +4,12 @@
  * Pure functions of (action, screen size); points are converted with the same rounding as the
  * predictor's pixel output, so what is drawn is what is executed.
  */
+import { adbInputArgs, checkScreenSize as checkSize, DEFAULT_SWIPE_MS, shellQuote, toPixel, type ScreenSize } from '../data/adb_input.js';
 import { scrollDirection } from '../data/normalize.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { isTap } from '../data/geometry.js';
-import { toPixel } from './predict.js';
 
-export interface ScreenSize {
-  width: number;
-  height: number;
-}
+export { shellQuote, type ScreenSize };
 
 export interface AdbOptions {
   /** Swipe duration in ms (default 300: slow enough to scroll, not fling far). */
@@ -26,54 +23,21 @@ export interface PyAutoGuiOptions {
   scrollClicks?: number;
 }
 
-/** POSIX shell single-quoting: safe for any string (a ' becomes '\''). */
-export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_.,:@%/+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function checkSize(size: ScreenSize): void {
-  for (const k of ['width', 'height'] as const) {
-    if (!Number.isInteger(size[k]) || size[k] < 1) throw new RangeError(`screen ${k} must be a positive integer, got ${size[k]}`);
-  }
-}
-
-const ADB_KEYS: Partial<Record<number, string>> = {
-  [ActionType.PRESS_BACK]: 'KEYCODE_BACK',
-  [ActionType.PRESS_HOME]: 'KEYCODE_HOME',
-  [ActionType.PRESS_ENTER]: 'KEYCODE_ENTER',
-};
 
 /**
- * One shell line that performs the action on an Android device. `input text` reads `%s` as a
- * space, so spaces become %s; the argument is quoted once for the device's shell (adb joins its
- * arguments into one remote command line) and once more for the local shell. Status actions do
- * nothing on the device: they give a shell comment. Note `input text` types ASCII only on most
- * Android versions.
+ * One shell line that performs the action on an Android device: the device-side arguments of
+ * data/adb_input.ts, each quoted once more for the local shell. Status actions do nothing on the
+ * device: they give a shell comment.
  */
 export function toAdbCommand(action: AitwAction, size: ScreenSize, opts: AdbOptions = {}): string {
-  checkSize(size);
-  const adb = opts.serial ? `adb -s ${shellQuote(opts.serial)} shell` : 'adb shell';
-  switch (action.action_type) {
-    case ActionType.DUAL_POINT: {
-      const t = toPixel(action.touch_yx, size.width, size.height);
-      if (isTap(action.touch_yx, action.lift_yx)) return `${adb} input tap ${t.x} ${t.y}`;
-      const l = toPixel(action.lift_yx, size.width, size.height);
-      return `${adb} input swipe ${t.x} ${t.y} ${l.x} ${l.y} ${opts.swipeMs ?? 300}`;
-    }
-    case ActionType.TYPE: {
-      const arg = action.typed_text.replace(/ /g, '%s');
-      return `${adb} input text ${shellQuote(shellQuote(arg))}`;
-    }
-    case ActionType.STATUS_TASK_COMPLETE:
-      return '# STATUS_TASK_COMPLETE: the task is done, nothing to execute';
-    case ActionType.STATUS_TASK_IMPOSSIBLE:
-      return '# STATUS_TASK_IMPOSSIBLE: the agent gives up, nothing to execute';
-    default: {
-      const key = ADB_KEYS[action.action_type];
-      if (!key) throw new RangeError(`no adb mapping for action type ${action.action_type}`);
-      return `${adb} input keyevent ${key}`;
-    }
+  const args = adbInputArgs(action, size, opts.swipeMs ?? DEFAULT_SWIPE_MS);
+  if (args === null) {
+    return action.action_type === ActionType.STATUS_TASK_COMPLETE
+      ? '# STATUS_TASK_COMPLETE: the task is done, nothing to execute'
+      : '# STATUS_TASK_IMPOSSIBLE: the agent gives up, nothing to execute';
   }
+  const adb = opts.serial ? `adb -s ${shellQuote(opts.serial)} shell` : 'adb shell';
+  return `${adb} ${args.map(shellQuote).join(' ')}`;
 }
 
 /** A Python string literal (JSON string syntax is a subset of Python's). */

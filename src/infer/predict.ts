@@ -9,6 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend, type BackendInfo } from '../backend.js';
+import { toPixel, type PixelPoint } from '../data/adb_input.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
 import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type YX } from '../data/types.js';
 import { isTap } from '../data/geometry.js';
@@ -26,10 +27,8 @@ import { greedyDecode } from './generate.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
-export interface PixelPoint {
-  x: number;
-  y: number;
-}
+export type { PixelPoint } from '../data/adb_input.js';
+
 
 /** The action as Auto-UI names it, plus how it reads as a gesture. */
 export interface ActionOut {
@@ -101,11 +100,7 @@ export interface ModelInfo {
 // ---------------------------------------------------------------------------------------------
 // Output forms
 
-/** Normalised [y, x] → integer pixel of a width×height image, clamped onto the image. */
-export function toPixel(p: YX, width: number, height: number): PixelPoint {
-  const clamp = (v: number, n: number): number => Math.min(n - 1, Math.max(0, Math.round(v * n)));
-  return { x: clamp(p[1], width), y: clamp(p[0], height) };
-}
+export { toPixel };
 
 export function describeAction(a: AitwAction): ActionOut {
   const base = { action_type: ACTION_TYPE_NAMES[a.action_type], action_type_id: a.action_type, touch_point: [...a.touch_yx] as YX, lift_point: [...a.lift_yx] as YX, typed_text: a.typed_text };

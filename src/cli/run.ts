@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { readSuite } from '../data/suite.js';
+import { AdbEnv } from '../env/adb.js';
+import { ChromiumEnv, DEFAULT_CHROMIUM } from '../env/chromium.js';
+import type { Environment } from '../env/environment.js';
+import { parseScript, PredictorAgent, ScriptedAgent, ServerAgent, type Agent } from '../eval/tasks/agents.js';
+import { DEFAULT_MAX_STEPS, runSuite } from '../eval/tasks/run_tasks.js';
+import { Predictor } from '../infer/predict.js';
+import type { TapSource } from '../model/pointer.js';
+import { InputError } from '../util/errors.js';
+import { parseJsonLines } from '../util/json.js';
+import { intOption, printJson, tapFromOption } from './common.js';
+
+interface RunCliOptions {
+  suite: string;
+  checkpoint?: string;
+  server?: string;
+  script?: string;
+  token?: string;
+  encoder?: string;
+  tapFrom: TapSource | 'auto';
+  out: string;
+  maxSteps: number;
+  resume?: boolean;
+  json?: boolean;
+  env: 'chromium' | 'adb';
+  chromium?: string;
+  adb?: string;
+  serial?: string;
+}
+
+async function makeAgent(o: RunCliOptions): Promise<Agent> {
+  const given = (['checkpoint', 'server', 'script'] as const).filter((k) => o[k] !== undefined);
+  if (given.length !== 1) throw new InputError(`give exactly one agent: --checkpoint, --server or --script (got ${given.length ? given.map((k) => `--${k}`).join(', ') : 'none'})`, 'run');
+  if (o.checkpoint) return new PredictorAgent(await Predictor.load(o.checkpoint, { encoder: o.encoder, tapFrom: o.tapFrom }));
+  if (o.server) {
+    if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
+    return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });
+  }
+  const text = await readFile(o.script!, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new InputError(`cannot read the script (${err.code ?? err.message})`, o.script);
+  });
+  return new ScriptedAgent(parseScript(parseJsonLines(text, o.script!)));
+}
+
+function makeEnv(o: RunCliOptions): Environment {
+  if (o.env === 'adb') return new AdbEnv({ adb: o.adb, serial: o.serial });
+  return new ChromiumEnv({ executablePath: o.chromium });
+}
+
+/** `autoui run --suite FILE (--checkpoint DIR | --server URL | --script FILE) [--out DIR] [--max-steps N] [--resume] [--json]` */
+export function registerRun(parent: Command): void {
+  parent
+    .command('run')
+    .description('run an agent on a task suite in a real browser (or an Android device over adb) and measure task success')
+    .requiredOption('--suite <file>', 'task suite, JSON Lines: {"id", "goal", "start_url", "success": {...}, ...} per line')
+    .option('--checkpoint <dir>', 'agent: a checkpoint loaded in this process')
+    .option('--server <url>', 'agent: a running `autoui serve` (e.g. http://127.0.0.1:8080)')
+    .option('--script <file>', 'agent: replay given actions, JSON Lines {"id": TASK_ID, "actions": [...]} (to check that a suite is solvable)')
+    .option('--token <token>', 'bearer token for --server (or set AUTOUI_TOKEN)')
+    .option('--encoder <spec>', "vision encoder for --checkpoint, when the checkpoint's is not built in")
+    .addOption(tapFromOption())
+    .option('--out <dir>', 'where results, trajectories, screens and report.html go', 'autoui-run')
+    .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
+    .option('--resume', 'keep the results already in --out and run only the unfinished tasks')
+    .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "per_task"} as JSON on stdout')
+    .addOption(new Option('--env <kind>', 'where actions run').choices(['chromium', 'adb']).default('chromium'))
+    .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
+    .option('--adb <path>', 'adb binary for --env adb (default: adb on PATH)')
+    .option('--serial <serial>', 'device serial for --env adb')
+    .addHelpText(
+      'after',
+      `
+A task succeeds when its success check holds at the moment the agent declares STATUS_TASK_COMPLETE;
+it is "reached" when the check held after any step, declared or not. Per task --out gets
+results/<task>.json (written last: --resume skips tasks that have one), trajectories/<task>.tfrecord.gz
+(AITW records of the executed steps, for eval, viz, data prepare and training; trajectories/split.json
+lists the successful ones as train), screens/<task>/ and, at the end, summary.json and report.html.
+The browser is a 412×915 CSS px phone at DPR 2.625 unless a task sets "viewport"; it loads only
+file:// pages and 127.0.0.1. --env adb is untested on hardware: it drives a device with adb shell input,
+screencap and uiautomator, and can check only {"selector": "*", "text_contains": T}.`,
+    )
+    .action(async (o: RunCliOptions) => {
+      const tasks = await readSuite(o.suite);
+      if (tasks.length === 0) throw new InputError('the suite has no tasks', o.suite);
+      const agent = await makeAgent(o);
+      const env = makeEnv(o);
+      let result;
+      try {
+        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, quiet: o.json });
+      } finally {
+        await env.close();
+        await agent.close?.();
+      }
+      const s = result.summary;
+      if (o.json) return printJson(s);
+      for (const t of s.per_task) console.log(`${t.success ? 'ok  ' : 'FAIL'} ${t.id}  ${t.steps} step(s), ${t.stop_reason}${!t.success && t.reached ? ' (reached)' : ''}`);
+      console.log(`\n${s.tasks} task(s): success ${(100 * s.success_rate).toFixed(1)} %, reached ${(100 * s.reached_rate).toFixed(1)} %, ${s.mean_steps.toFixed(2)} steps on average` + (result.kept ? ` (${result.kept} kept from the earlier run)` : ''));
+      console.log(`report: ${result.report}`);
+    });
+}

@@ -1,0 +1,183 @@
+/**
+ * The agent of a closed-loop run: given the goal, the current screenshot and the actions taken so
+ * far, the next action. Three implementations: an in-process Predictor (a checkpoint), a client of
+ * a running `autoui serve`, and a scripted policy that replays given actions (tests, and checking
+ * that a suite is solvable). An agent that cannot answer (server down, bad response) throws
+ * AgentError, which stops the whole run: no task can be measured without it.
+ */
+import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
+import type { TaskSpec } from '../../data/suite.js';
+import { InputError } from '../../util/errors.js';
+import { parseAction, parseActionType } from '../../data/action_json.js';
+import type { Predictor } from '../../infer/predict.js';
+import { MAX_HISTORY_STEPS } from '../../infer/request.js';
+
+export interface AgentInput {
+  task: TaskSpec;
+  /** Step index, 0-based. */
+  step: number;
+  /** The current screenshot as PNG bytes. */
+  screenshot: Uint8Array;
+  /** Actions taken so far in this task, oldest first. */
+  history: readonly AitwAction[];
+}
+
+export interface AgentDecision {
+  /** null when the agent produced no valid action (then `invalid` says why). */
+  action: AitwAction | null;
+  invalid?: string;
+  /** The chain-of-action plan, when the agent has one. */
+  plan: ActionTypeName[] | null;
+  /** Wall time of the decision, ms. */
+  latency_ms: number;
+}
+
+export interface Agent {
+  /** e.g. 'checkpoint:/path', 'server:http://…', 'script'. */
+  readonly id: string;
+  next(input: AgentInput): Promise<AgentDecision>;
+  close?(): Promise<void>;
+}
+
+/** The agent itself failed: the run stops (distinct from an environment fault, which fails one task). */
+export class AgentError extends Error {
+  override name = 'AgentError';
+}
+
+/** History as requests accept it: the model reads the last few, requests are capped at MAX_HISTORY_STEPS. */
+function requestHistory(history: readonly AitwAction[]): AitwAction[] {
+  return history.slice(-MAX_HISTORY_STEPS);
+}
+
+/** A checkpoint loaded in this process. */
+export class PredictorAgent implements Agent {
+  readonly id: string;
+
+  constructor(private readonly predictor: Predictor) {
+    this.id = `checkpoint:${predictor.checkpoint.dir}`;
+  }
+
+  async next(input: AgentInput): Promise<AgentDecision> {
+    const t0 = performance.now();
+    const { result } = await this.predictor.predict({ image: input.screenshot, goal: input.task.goal, history: requestHistory(input.history) }).catch((err: Error) => {
+      throw new AgentError(`the predictor failed at task ${input.task.id} step ${input.step}: ${err.message}`);
+    });
+    const latency_ms = performance.now() - t0;
+    if (!result.ok) return { action: null, invalid: result.error, plan: null, latency_ms };
+    return { action: result.aitw, plan: result.plan, latency_ms };
+  }
+
+  async close(): Promise<void> {
+    this.predictor.dispose();
+  }
+}
+
+/** The JSON a server answers POST /v1/predict with (the fields this client reads). */
+interface ServerAnswer {
+  action?: { action_type_id?: unknown; touch_point?: unknown; lift_point?: unknown; typed_text?: unknown } | null;
+  plan?: unknown;
+  invalid?: unknown;
+  error?: { code?: unknown; message?: unknown };
+}
+
+/** Reads a /v1/predict answer into a decision; throws AgentError naming what is wrong. */
+export function decisionFromAnswer(body: ServerAnswer, latency_ms: number): AgentDecision {
+  if (body.action === null || body.action === undefined) {
+    if (typeof body.invalid === 'string') return { action: null, invalid: body.invalid, plan: null, latency_ms };
+    throw new AgentError(`the server's answer has no action: ${JSON.stringify(body).slice(0, 200)}`);
+  }
+  const a = body.action;
+  let action: AitwAction;
+  let plan: ActionTypeName[] | null;
+  try {
+    action = parseAction({ action_type: a.action_type_id, touch_point: a.touch_point, lift_point: a.lift_point, typed_text: a.typed_text }, 'action');
+    plan = Array.isArray(body.plan) ? body.plan.map((t, i) => ACTION_TYPE_NAMES[parseActionType(t, `plan[${i}]`)]) : null;
+  } catch (err) {
+    throw new AgentError(`the server's answer is not a valid action (${(err as Error).message})`);
+  }
+  return { action, plan, latency_ms };
+}
+
+export interface ServerAgentOptions {
+  /** Bearer token, when the server was started with --token. */
+  token?: string;
+  /** Per-request limit, ms (default 120 000). */
+  timeoutMs?: number;
+}
+
+/** A client of `autoui serve` (POST /v1/predict with the screenshot as base64 JSON). */
+export class ServerAgent implements Agent {
+  readonly id: string;
+  private readonly endpoint: string;
+
+  constructor(
+    base: string,
+    private readonly opts: ServerAgentOptions = {},
+  ) {
+    this.endpoint = new URL('/v1/predict', base).href;
+    this.id = `server:${new URL(base).origin}`;
+  }
+
+  async next(input: AgentInput): Promise<AgentDecision> {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
+    const body = JSON.stringify({ goal: input.task.goal, image: Buffer.from(input.screenshot).toString('base64'), history: requestHistory(input.history) });
+    const t0 = performance.now();
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 120_000) });
+    } catch (err) {
+      throw new AgentError(`cannot reach ${this.endpoint} (${(err as Error).message})`);
+    }
+    const answer = (await res.json().catch(() => ({}))) as ServerAnswer;
+    const latency_ms = performance.now() - t0;
+    if (!res.ok) throw new AgentError(`${this.endpoint} answered HTTP ${res.status} at task ${input.task.id} step ${input.step}: ${String(answer.error?.message ?? res.statusText)}`);
+    return decisionFromAnswer(answer, latency_ms);
+  }
+}
+
+export interface ScriptedAgentOptions {
+  /** Called before each decision (tests use it to break the environment mid-run). */
+  onStep?: (input: AgentInput) => void | Promise<void>;
+}
+
+/**
+ * Replays a fixed list of actions per task id. The plan is the types of the next four scripted
+ * actions (the chain-of-action form); past the end of a script the agent gives up with
+ * STATUS_TASK_IMPOSSIBLE, and a task without a script is an AgentError.
+ */
+export class ScriptedAgent implements Agent {
+  readonly id = 'script';
+
+  constructor(
+    private readonly scripts: ReadonlyMap<string, readonly AitwAction[]>,
+    private readonly opts: ScriptedAgentOptions = {},
+  ) {}
+
+  async next(input: AgentInput): Promise<AgentDecision> {
+    await this.opts.onStep?.(input);
+    const script = this.scripts.get(input.task.id);
+    if (!script) throw new AgentError(`the script has no actions for task ${input.task.id}`);
+    const rest = script.slice(input.step);
+    const action = rest[0] ?? { action_type: ActionType.STATUS_TASK_IMPOSSIBLE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+    return { action, plan: rest.slice(0, 4).map((a) => ACTION_TYPE_NAMES[a.action_type]), latency_ms: 0 };
+  }
+}
+
+/**
+ * A script file: JSON Lines `{"id": TASK_ID, "actions": [ACTION, ...]}`, actions in the history
+ * form requests take ({"action_type": id|name, "touch_yx"|"touch_point", "lift_yx"|"lift_point",
+ * "typed_text"}). Errors name `file:line`.
+ */
+export function parseScript(lines: ReadonlyArray<{ value: unknown; where: string }>): Map<string, AitwAction[]> {
+  const out = new Map<string, AitwAction[]>();
+  for (const { value, where } of lines) {
+    const v = value as { id?: unknown; actions?: unknown };
+    if (typeof v !== 'object' || v === null || typeof v.id !== 'string' || !Array.isArray(v.actions)) {
+      throw new InputError('expected {"id": "<task id>", "actions": [...]}', where);
+    }
+    if (out.has(v.id)) throw new InputError(`duplicate task id '${v.id}'`, where);
+    out.set(v.id, v.actions.map((a, i) => parseAction(a, `${where} actions[${i}]`)));
+  }
+  return out;
+}

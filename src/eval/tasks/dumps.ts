@@ -1,0 +1,139 @@
+/**
+ * The typed record of a closed-loop run (data, kept apart from its HTML view in report.ts):
+ * OUT/results/<task>.json per finished task, written atomically once the task's trajectory and
+ * screens are on disk, so a crashed run resumes at the first task without one. The summary is a
+ * pure function of these dumps.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TaskSpec } from '../../data/suite.js';
+import type { ActionTypeName, AitwAction } from '../../data/types.js';
+import type { CheckResult } from '../../env/environment.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { InputError } from '../../util/errors.js';
+
+export const TASK_DUMP_FORMAT = 'autoui-run-task/1';
+
+/**
+ * Why a task ended: the agent declared it done or impossible, ran out of steps, gave no valid
+ * action, or the environment failed (`error: <what happened>`).
+ */
+export type StopReason = 'complete' | 'impossible' | 'max_steps' | 'invalid_action' | `error: ${string}`;
+
+/** A saved screenshot: its file (relative to the run's folder), the screen's size, and the saved (scaled) size. */
+export interface ScreenRef {
+  file: string;
+  width: number;
+  height: number;
+  shownWidth: number;
+  shownHeight: number;
+}
+
+export interface StepDump {
+  index: number;
+  /** The screen the agent saw. */
+  screen: ScreenRef;
+  url: string;
+  action: AitwAction | null;
+  /** Why there is no action. */
+  invalid?: string;
+  plan: ActionTypeName[] | null;
+  latency_ms: number;
+  /** The success check after this action ran (null for status actions and invalid ones). */
+  checkAfter: CheckResult | null;
+}
+
+export interface TaskDump {
+  format: typeof TASK_DUMP_FORMAT;
+  task: TaskSpec;
+  environment: string;
+  agent: string;
+  /** The step limit this task ran under. */
+  maxSteps: number;
+  success: boolean;
+  reached: boolean;
+  /** Agent decisions, the final status action included. */
+  steps: number;
+  stop_reason: StopReason;
+  /** The check when the agent declared the task complete, else the last check made. */
+  check: CheckResult | null;
+  /** AITW TFRecord of the executed steps, relative to the run's folder (null when no action was taken). */
+  trajectory: string | null;
+  /** The screen after the last action, when no step shows it (the run hit max steps). */
+  finalScreen: ScreenRef | null;
+  blockedRequests: number;
+  seconds: number;
+  stepDumps: StepDump[];
+}
+
+export interface TaskOutcome {
+  id: string;
+  success: boolean;
+  reached: boolean;
+  steps: number;
+  stop_reason: string;
+}
+
+/** What `autoui run --json` prints. */
+export interface RunSummary {
+  tasks: number;
+  success_rate: number;
+  reached_rate: number;
+  mean_steps: number;
+  per_task: TaskOutcome[];
+}
+
+export function summarize(dumps: readonly TaskDump[]): RunSummary {
+  const n = dumps.length;
+  const share = (f: (d: TaskDump) => boolean): number => (n ? dumps.filter(f).length / n : 0);
+  return {
+    tasks: n,
+    success_rate: share((d) => d.success),
+    reached_rate: share((d) => d.reached),
+    mean_steps: n ? dumps.reduce((a, d) => a + d.steps, 0) / n : 0,
+    per_task: dumps.map((d) => ({ id: d.task.id, success: d.success, reached: d.reached, steps: d.steps, stop_reason: d.stop_reason })),
+  };
+}
+
+/**
+ * A file name for a task id: the id itself when it is a safe name, else a readable form plus a
+ * hash of the id, so two ids never share files.
+ */
+export function taskFileName(id: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(id)) return id;
+  const readable = id.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._-]+/, '').slice(0, 80);
+  return `${readable || 'task'}-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
+}
+
+export const RESULTS_DIR = 'results';
+
+export function taskDumpPath(out: string, id: string): string {
+  return join(out, RESULTS_DIR, `${taskFileName(id)}.json`);
+}
+
+export async function writeTaskDump(out: string, dump: TaskDump): Promise<void> {
+  await writeFileAtomic(taskDumpPath(out, dump.task.id), JSON.stringify(dump, null, 1) + '\n');
+}
+
+/** Every task dump in OUT/results, by task id. */
+export async function readTaskDumps(out: string): Promise<Map<string, TaskDump>> {
+  const dir = join(out, RESULTS_DIR);
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [] as string[];
+    throw err;
+  });
+  const dumps = new Map<string, TaskDump>();
+  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    const file = join(dir, name);
+    let d: TaskDump;
+    try {
+      d = JSON.parse(await readFile(file, 'utf8')) as TaskDump;
+    } catch (err) {
+      throw new InputError(`not a readable task result (${(err as Error).message}); remove it to rerun that task`, file);
+    }
+    if (d?.format !== TASK_DUMP_FORMAT || typeof d.task?.id !== 'string') throw new InputError(`not a task result of format ${TASK_DUMP_FORMAT}`, file);
+    dumps.set(d.task.id, d);
+  }
+  return dumps;
+}

@@ -1,0 +1,213 @@
+/**
+ * The closed loop (`autoui run`): for each task of a suite, screenshot → agent → action → execute,
+ * until the agent declares the task complete or impossible, gives no valid action, or runs out of
+ * steps. A task succeeds when its check holds at the moment the agent declares it complete; it is
+ * "reached" when the check held after any step, declared or not.
+ *
+ * Per task the run writes its screens, its AITW trajectory and then, last and atomically, its
+ * result dump (dumps.ts), so a run that dies resumes at the first task without a dump. An
+ * environment fault fails that task with its reason (the next reset() restarts the browser); an
+ * agent failure stops the run.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { TaskSpec } from '../../data/suite.js';
+import { ActionType, type AitwAction, type Splits } from '../../data/types.js';
+import type { CheckResult, Environment, Observation } from '../../env/environment.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { InputError } from '../../util/errors.js';
+import { progress } from '../../util/progress.js';
+import { AgentError, type Agent } from './agents.js';
+import { readTaskDumps, summarize, TASK_DUMP_FORMAT, taskDumpPath, taskFileName, writeTaskDump, type RunSummary, type ScreenRef, type StepDump, type StopReason, type TaskDump } from './dumps.js';
+import { writeReport } from './report.js';
+import { writeTrajectory, type ExecutedStep } from './trajectory.js';
+
+export const DEFAULT_MAX_STEPS = 12;
+/** Width of the screens kept for the report (the trajectories keep full size). */
+export const REPORT_SCREEN_WIDTH = 360;
+
+export interface RunOptions {
+  tasks: readonly TaskSpec[];
+  out: string;
+  agent: Agent;
+  env: Environment;
+  /** Steps per task unless the task sets max_steps (default 12). */
+  maxSteps?: number;
+  /** Keep the results already in `out` and run only the tasks without one. */
+  resume?: boolean;
+  quiet?: boolean;
+}
+
+export interface RunResult {
+  summary: RunSummary;
+  /** Tasks run now, and tasks whose earlier results were kept. */
+  ran: number;
+  kept: number;
+  report: string;
+}
+
+/** Mutable facts of the task being run. */
+interface TaskState {
+  task: TaskSpec;
+  name: string;
+  maxSteps: number;
+  steps: StepDump[];
+  executed: ExecutedStep[];
+  history: AitwAction[];
+  success: boolean;
+  reached: boolean;
+  check: CheckResult | null;
+  stop: StopReason;
+  finalScreen: ScreenRef | null;
+  blocked: number;
+}
+
+/** JSON with sorted keys, so equal values compare equal whatever their key order. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+}
+
+/** Why an earlier result cannot stand for this run's task, or null when it can. */
+function staleReason(d: TaskDump, task: TaskSpec, o: RunOptions): string | null {
+  if (canonical(d.task) !== canonical(task)) return 'the task changed in the suite';
+  if (d.agent !== o.agent.id) return `it was run by ${d.agent}, not ${o.agent.id}`;
+  if (d.environment !== o.env.kind) return `it ran in ${d.environment}, not ${o.env.kind}`;
+  if (d.maxSteps !== (task.max_steps ?? o.maxSteps ?? DEFAULT_MAX_STEPS)) return `it ran with at most ${d.maxSteps} steps`;
+  return null;
+}
+
+/** The results to keep: none for a fresh run (which refuses a folder holding results), the matching ones on --resume. */
+async function keptResults(o: RunOptions): Promise<Map<string, TaskDump>> {
+  const earlier = await readTaskDumps(o.out);
+  if (!o.resume) {
+    if (earlier.size) throw new InputError(`holds the results of an earlier run (${earlier.size} tasks); pass --resume to continue it or choose another --out`, o.out);
+    return earlier;
+  }
+  const kept = new Map<string, TaskDump>();
+  for (const task of o.tasks) {
+    const d = earlier.get(task.id);
+    if (!d) continue;
+    const why = staleReason(d, task, o);
+    if (why) throw new InputError(`cannot resume task ${task.id}: ${why}; remove that file to rerun it, or choose another --out`, taskDumpPath(o.out, task.id));
+    kept.set(task.id, d);
+  }
+  return kept;
+}
+
+export async function runSuite(o: RunOptions): Promise<RunResult> {
+  const kept = await keptResults(o);
+  const bar = progress({ label: 'run', total: o.tasks.length, unit: 'tasks', quiet: o.quiet });
+  bar.tick(kept.size);
+  const results = new Map(kept);
+  let ran = 0;
+  let succeeded = [...kept.values()].filter((d) => d.success).length;
+  try {
+    for (const task of o.tasks) {
+      if (results.has(task.id)) continue;
+      const dump = await runTask(task, o);
+      await writeTaskDump(o.out, dump);
+      results.set(task.id, dump);
+      ran++;
+      if (dump.success) succeeded++;
+      bar.tick(1, { success: `${succeeded}/${results.size}` });
+    }
+  } finally {
+    bar.stop();
+  }
+  const dumps = o.tasks.map((t) => results.get(t.id)!);
+  const summary = summarize(dumps);
+  await writeFileAtomic(join(o.out, 'summary.json'), JSON.stringify(summary, null, 1) + '\n');
+  await writeSplits(o.out, dumps);
+  const report = await writeReport(o.out, dumps, summary);
+  return { summary, ran, kept: kept.size, report };
+}
+
+/**
+ * trajectories/split.json in the AITW split form: successful runs are the training episodes (what
+ * behaviour cloning on one's own successes needs); failed ones are left out of every split.
+ */
+async function writeSplits(out: string, dumps: readonly TaskDump[]): Promise<void> {
+  const splits: Splits = { train: dumps.filter((d) => d.success && d.trajectory).map((d) => d.task.id), val: [], test: [] };
+  await writeFileAtomic(join(out, 'trajectories', 'split.json'), JSON.stringify(splits) + '\n');
+}
+
+async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
+  const t0 = performance.now();
+  const name = taskFileName(task.id);
+  const maxSteps = task.max_steps ?? o.maxSteps ?? DEFAULT_MAX_STEPS;
+  const s: TaskState = { task, name, maxSteps, steps: [], executed: [], history: [], success: false, reached: false, check: null, stop: 'max_steps', finalScreen: null, blocked: 0 };
+  await rm(join(o.out, 'screens', name), { recursive: true, force: true });
+  try {
+    let obs: Observation | null = await o.env.reset(task);
+    for (let i = 0; i < maxSteps && obs; i++) obs = await takeStep(s, o, obs, i);
+    if (obs) s.finalScreen = await saveScreen(o.out, name, 'final', obs);
+  } catch (err) {
+    // The agent failing, or a task this environment cannot run, stops the run; anything else is this task's fault.
+    if (err instanceof AgentError || err instanceof InputError) throw err;
+    s.stop = `error: ${(err as Error).message}`;
+  }
+  const trajectory = join('trajectories', `${name}.tfrecord.gz`);
+  const written = await writeTrajectory(join(o.out, trajectory), s.executed, { episodeId: task.id, goal: task.goal, deviceType: o.env.kind });
+  return {
+    format: TASK_DUMP_FORMAT,
+    task,
+    environment: o.env.kind,
+    agent: o.agent.id,
+    maxSteps,
+    success: s.success,
+    reached: s.reached,
+    steps: s.steps.length,
+    stop_reason: s.stop,
+    check: s.check,
+    trajectory: written ? trajectory : null,
+    finalScreen: s.finalScreen,
+    blockedRequests: s.blocked,
+    seconds: (performance.now() - t0) / 1000,
+    stepDumps: s.steps,
+  };
+}
+
+/** One decision and its execution; the next observation, or null when the task ended at this step. */
+async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number): Promise<Observation | null> {
+  const state = await o.env.state();
+  s.blocked = state.blockedRequests;
+  const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, history: s.history });
+  const step: StepDump = { index: i, screen: await saveScreen(o.out, s.name, i, obs), url: state.url, action: d.action, plan: d.plan, latency_ms: d.latency_ms, checkAfter: null };
+  if (d.invalid !== undefined) step.invalid = d.invalid;
+  s.steps.push(step);
+  const a = d.action;
+  if (!a) {
+    s.stop = 'invalid_action';
+    return null;
+  }
+  s.executed.push({ observation: obs, action: a, url: state.url });
+  s.history.push(a);
+  if (a.action_type === ActionType.STATUS_TASK_COMPLETE) {
+    s.check = await o.env.check(s.task.success);
+    s.success = s.check.ok;
+    s.reached ||= s.check.ok;
+    s.stop = 'complete';
+    return null;
+  }
+  if (a.action_type === ActionType.STATUS_TASK_IMPOSSIBLE) {
+    s.stop = 'impossible';
+    return null;
+  }
+  const next = await o.env.step(a);
+  step.checkAfter = s.check = await o.env.check(s.task.success);
+  s.reached ||= s.check.ok;
+  s.blocked = (await o.env.state()).blockedRequests;
+  return next;
+}
+
+/** The screen scaled for the report, as OUT/screens/<task>/step_NNN.png (or final.png). */
+async function saveScreen(out: string, name: string, index: number | 'final', obs: Observation): Promise<ScreenRef> {
+  const file = join('screens', name, index === 'final' ? 'final.png' : `step_${String(index).padStart(3, '0')}.png`);
+  const shownWidth = Math.min(REPORT_SCREEN_WIDTH, obs.width);
+  const shownHeight = Math.max(1, Math.round((obs.height / obs.width) * shownWidth));
+  await mkdir(join(out, 'screens', name), { recursive: true });
+  const png = await sharp(obs.png).resize(shownWidth, shownHeight, { fit: 'fill' }).png().toBuffer();
+  await writeFileAtomic(join(out, file), png);
+  return { file, width: obs.width, height: obs.height, shownWidth, shownHeight };
+}

@@ -1,0 +1,156 @@
+/**
+ * The pieces of `autoui run` around the loop: success checks, URL filtering, file names, the
+ * summary, the server answer parser, scripts; then the Predictor and server agents on a real tiny
+ * checkpoint in Chromium, and the CLI's --json output.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSuite } from '../src/data/suite.js';
+import { ChromiumEnv, isAllowedUrl } from '../src/env/chromium.js';
+import { checkElement, checkUrl } from '../src/env/environment.js';
+import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
+import { readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
+import { runSuite } from '../src/eval/tasks/run_tasks.js';
+import { Predictor } from '../src/infer/predict.js';
+import { startServer } from '../src/infer/server.js';
+import { parseJsonLines } from '../src/util/json.js';
+import { writeTaskSite } from './helpers/task_site.js';
+import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
+
+describe('checks, URLs, names, summary', () => {
+  it('URL checks compare without the #fragment', () => {
+    expect(checkUrl({ url: 'file:///s/a.html#x' }, 'file:///s/a.html#y')).toMatchObject({ ok: true });
+    expect(checkUrl({ url: 'file:///s/a.html' }, 'file:///s/b.html')).toMatchObject({ ok: false, detail: 'at file:///s/b.html, not file:///s/a.html' });
+    expect(checkUrl({ url_endswith: '/a.html' }, 'file:///s/a.html#top')).toMatchObject({ ok: true });
+    expect(checkUrl({ selector: '#a', value: '' }, 'file:///s/a.html')).toBeNull();
+  });
+
+  it('element checks read text, checked state and value', () => {
+    const facts = { text: 'Wi-Fi on', checked: true, value: null };
+    expect(checkElement({ selector: '#s', text_contains: 'on' }, facts).ok).toBe(true);
+    expect(checkElement({ selector: '#s', checked: false }, facts)).toMatchObject({ ok: false, detail: '#s is checked' });
+    expect(checkElement({ selector: '#s', value: 'x' }, facts).ok).toBe(false);
+    expect(checkElement({ selector: '#q', value: 'x' }, { text: '', checked: null, value: 'x' }).ok).toBe(true);
+    expect(checkElement({ selector: '#s', checked: true }, null)).toMatchObject({ ok: false, detail: 'no element matches #s' });
+  });
+
+  it('the browser reaches only local files and 127.0.0.1', () => {
+    for (const u of ['file:///a/b.html', 'data:text/plain,x', 'about:blank', 'http://127.0.0.1:8080/x', 'ws://127.0.0.1:9/']) expect(isAllowedUrl(u)).toBe(true);
+    for (const u of ['https://example.com/', 'http://localhost:8080/', 'http://127.0.0.2/', 'http://127.0.0.1.nip.io/', 'ftp://127.0.0.1/', 'not a url']) expect(isAllowedUrl(u)).toBe(false);
+  });
+
+  it('task file names are safe and distinct for distinct ids', () => {
+    expect(taskFileName('nav-settings')).toBe('nav-settings');
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }).filter(Boolean), fc.string({ maxLength: 30 }).filter(Boolean), (a, b) => {
+        const [na, nb] = [taskFileName(a), taskFileName(b)];
+        return /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(na) && na.length <= 100 && (a === b || na !== nb);
+      }),
+    );
+  });
+
+  it('summarize: rates over tasks, mean steps, per-task outcomes in order', () => {
+    const d = (id: string, success: boolean, reached: boolean, steps: number, stop_reason: TaskDump['stop_reason']) => ({ task: { id }, success, reached, steps, stop_reason }) as TaskDump;
+    const s = summarize([d('a', true, true, 3, 'complete'), d('b', false, true, 12, 'max_steps'), d('c', false, false, 1, 'error: the page crashed'), d('d', false, false, 2, 'impossible')]);
+    expect(s).toEqual({
+      tasks: 4,
+      success_rate: 0.25,
+      reached_rate: 0.5,
+      mean_steps: 4.5,
+      per_task: [
+        { id: 'a', success: true, reached: true, steps: 3, stop_reason: 'complete' },
+        { id: 'b', success: false, reached: true, steps: 12, stop_reason: 'max_steps' },
+        { id: 'c', success: false, reached: false, steps: 1, stop_reason: 'error: the page crashed' },
+        { id: 'd', success: false, reached: false, steps: 2, stop_reason: 'impossible' },
+      ],
+    });
+    expect(summarize([])).toEqual({ tasks: 0, success_rate: 0, reached_rate: 0, mean_steps: 0, per_task: [] });
+  });
+
+  it('server answers become decisions; malformed ones are agent errors', () => {
+    const ok = decisionFromAnswer({ action: { action_type_id: 4, touch_point: [0.5, 0.25], lift_point: [0.5, 0.25], typed_text: '' }, plan: ['DUAL_POINT', 'STATUS_TASK_COMPLETE'] }, 12);
+    expect(ok).toEqual({ action: { action_type: 4, touch_yx: [0.5, 0.25], lift_yx: [0.5, 0.25], typed_text: '' }, plan: ['DUAL_POINT', 'STATUS_TASK_COMPLETE'], latency_ms: 12 });
+    expect(decisionFromAnswer({ action: null, invalid: 'no action decision' }, 5)).toEqual({ action: null, invalid: 'no action decision', plan: null, latency_ms: 5 });
+    expect(() => decisionFromAnswer({ action: { action_type_id: 99 } }, 1)).toThrow(AgentError);
+    expect(() => decisionFromAnswer({}, 1)).toThrow(AgentError);
+  });
+
+  it('scripts: actions per task id, errors name file:line', () => {
+    const lines = (t: string) => parseJsonLines(t, 's.jsonl');
+    const m = parseScript(lines('{"id":"a","actions":[{"action_type":"PRESS_BACK"},{"action_type":4,"touch_point":[0.1,0.2],"lift_point":[0.1,0.2]}]}'));
+    expect(m.get('a')).toEqual([
+      { action_type: 5, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' },
+      { action_type: 4, touch_yx: [0.1, 0.2], lift_yx: [0.1, 0.2], typed_text: '' },
+    ]);
+    expect(() => parseScript(lines('{"id":"a","actions":[]}\n{"id":"a","actions":[]}'))).toThrow(/s\.jsonl:2: duplicate task id/);
+    expect(() => parseScript(lines('{"id":"a","actions":[{"action_type":4}]}'))).toThrow(/s\.jsonl:1 actions\[0\]: a DUAL_POINT action needs touch_yx/);
+  });
+});
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('agents on a real tiny checkpoint, in Chromium', () => {
+  let dir: string;
+  let env: ChromiumEnv;
+  let predictor: Predictor;
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
+    dir = await mkdtemp(join(tmpdir(), 'autoui-agents-'));
+    await writeTaskSite(dir);
+    await makeTinyCheckpoint(join(dir, 'ck'), { overrides: { numLayers: 1, numDecoderLayers: 1 } });
+    predictor = await Predictor.load(join(dir, 'ck'));
+    env = new ChromiumEnv({ executablePath: CHROMIUM });
+  });
+  afterAll(async () => {
+    await env?.close();
+    predictor?.dispose();
+  });
+
+  it('the in-process Predictor and a server with the same checkpoint act alike', async () => {
+    const tasks = parseSuite(JSON.stringify({ id: 'nav', goal: 'open the settings app', start_url: 'site/index.html', max_steps: 3, success: { url_endswith: '/settings.html' } }), join(dir, 'suite.jsonl'));
+    const local = await runSuite({ tasks, out: join(dir, 'local'), agent: new PredictorAgent(predictor), env, quiet: true });
+    const server = await startServer(predictor, { port: 0 });
+    let remote;
+    try {
+      remote = await runSuite({ tasks, out: join(dir, 'remote'), agent: new ServerAgent(server.url), env, quiet: true });
+    } finally {
+      await server.close();
+    }
+    expect(local.summary.tasks).toBe(1);
+    const [l, r] = [(await readTaskDumps(join(dir, 'local'))).get('nav')!, (await readTaskDumps(join(dir, 'remote'))).get('nav')!];
+    expect(l.agent).toBe(`checkpoint:${join(dir, 'ck')}`);
+    expect(r.agent).toMatch(/^server:http:\/\/127\.0\.0\.1:\d+$/);
+    expect(l.steps).toBeGreaterThanOrEqual(1);
+    expect(l.stepDumps.every((s) => s.latency_ms > 0)).toBe(true);
+    // Same screens, same greedy decoding: the same actions and plans.
+    expect(r.stepDumps.map((s) => [s.action, s.plan, s.invalid])).toEqual(l.stepDumps.map((s) => [s.action, s.plan, s.invalid]));
+    expect(remote.summary).toEqual(local.summary);
+  });
+});
+
+const CLI = join(process.cwd(), 'dist', 'src', 'cli.js');
+const run = promisify(execFile);
+
+describe.runIf(existsSync(CLI))('autoui run (CLI)', () => {
+  it('--json prints exactly the summary schema; a bad suite line is named', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'autoui-run-cli-'));
+    const { suite, script } = await writeTaskSite(dir);
+    const lines = (await readFile(suite, 'utf8')).trim().split('\n');
+    await writeFile(suite, [lines[0], lines[3]].join('\n') + '\n');
+    const { stdout } = await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--out', join(dir, 'out'), '--json'], { maxBuffer: 1 << 24 });
+    const s = JSON.parse(stdout) as Record<string, unknown>;
+    expect(Object.keys(s)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'per_task']);
+    expect(s).toMatchObject({ tasks: 2, success_rate: 1, reached_rate: 1, mean_steps: 2 });
+    for (const t of s.per_task as object[]) expect(Object.keys(t)).toEqual(['id', 'success', 'reached', 'steps', 'stop_reason']);
+
+    await writeFile(suite, `${lines[0]}\n{"id": "x", "goal": "g"}\n`);
+    const bad = await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--out', join(dir, 'out2')]).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/suite\.jsonl:2: .*start_url/) });
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Closed-loop runs in real headless Chromium on a tiny local site (tests/helpers/task_site.ts):
+ * a scripted policy solves every task, results resume, a killed browser fails only its task, and
+ * the trajectories read back as AITW episodes.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expandInputs, readAitwEpisodes } from '../src/data/aitw.js';
+import { parseSuite, readSuite, type TaskSpec } from '../src/data/suite.js';
+import type { AitwAction, YX } from '../src/data/types.js';
+import { ChromiumEnv } from '../src/env/chromium.js';
+import { AgentError, parseScript, ScriptedAgent, type AgentInput } from '../src/eval/tasks/agents.js';
+import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
+import { runSuite } from '../src/eval/tasks/run_tasks.js';
+import { parseJsonLines } from '../src/util/json.js';
+import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let dir: string;
+let tasks: TaskSpec[];
+let scripts: Map<string, ReturnType<typeof parseScript> extends Map<string, infer V> ? V : never>;
+let env: ChromiumEnv;
+let fullSummary: RunSummary;
+
+/** Browsers this process started (Debian's wrapper execs the binary, so they are direct children). */
+function childBrowsers(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && stat.includes('(chromium)');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
+  dir = await mkdtemp(join(tmpdir(), 'autoui-run-'));
+  const files = await writeTaskSite(dir);
+  tasks = await readSuite(files.suite);
+  scripts = parseScript(parseJsonLines(await readFile(files.script, 'utf8'), files.script));
+  env = new ChromiumEnv({ executablePath: CHROMIUM });
+});
+
+afterAll(async () => {
+  await env?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('autoui run in Chromium', () => {
+  it('a scripted policy solves every task: taps, a scroll below the fold, typing + Enter, a switch, back, home', async () => {
+    const out = join(dir, 'full');
+    const { summary } = await runSuite({ tasks, out, agent: new ScriptedAgent(scripts), env, quiet: true });
+    expect(summary.per_task.filter((t) => !t.success)).toEqual([]);
+    expect(summary).toMatchObject({ tasks: SITE_TASKS.length, success_rate: 1, reached_rate: 1 });
+    expect(summary.mean_steps).toBeCloseTo(SITE_TASKS.reduce((a, t) => a + t.actions.length, 0) / SITE_TASKS.length);
+    expect(summary.per_task.every((t) => t.stop_reason === 'complete')).toBe(true);
+    fullSummary = summary;
+
+    // Trajectories: AITW episodes, one per task, with the executed actions and the screens at device size.
+    const episodes = [];
+    for await (const ep of readAitwEpisodes(await expandInputs([join(out, 'trajectories')]))) episodes.push(ep);
+    expect(episodes.map((e) => e.episodeId).sort()).toEqual(tasks.map((t) => t.id).sort());
+    const deep = episodes.find((e) => e.episodeId === 'scroll-deep')!;
+    expect(deep.goal).toBe('open the deep link');
+    // Points are stored as float32.
+    const f32 = (a: AitwAction): AitwAction => ({ ...a, touch_yx: a.touch_yx.map(Math.fround) as YX, lift_yx: a.lift_yx.map(Math.fround) as YX });
+    expect(deep.steps.map((s) => s.action)).toEqual(SITE_TASKS[1]!.actions.map(f32));
+    expect(deep.steps[0]!.image).toMatchObject({ width: 1082, height: 2402, channels: 3 });
+    expect(deep.steps[0]!.deviceType).toBe('chromium');
+    expect(deep.steps[1]!.currentActivity).toMatch(/\/long\.html$/);
+    const split = JSON.parse(readFileSync(join(out, 'trajectories', 'split.json'), 'utf8'));
+    expect(split.train.sort()).toEqual(tasks.map((t) => t.id).sort());
+  });
+
+  it('--resume runs only the unfinished tasks and gives the same totals; a fresh run refuses a used folder', async () => {
+    const out = join(dir, 'resumed');
+    const some = [tasks[0]!, tasks[3]!, tasks[4]!];
+    const asked: string[] = [];
+    // The agent dies at the second task: the run stops with one result on disk.
+    const dying = new ScriptedAgent(scripts, {
+      onStep: (i: AgentInput) => {
+        if (i.task.id === some[1]!.id) throw new AgentError('agent lost');
+      },
+    });
+    await expect(runSuite({ tasks: some, out, agent: dying, env, quiet: true })).rejects.toThrow(/agent lost/);
+    expect([...(await readTaskDumps(out)).keys()]).toEqual([some[0]!.id]);
+    await expect(runSuite({ tasks: some, out, agent: new ScriptedAgent(scripts), env, quiet: true })).rejects.toThrow(/--resume/);
+
+    const counting = new ScriptedAgent(scripts, { onStep: (i: AgentInput) => void asked.push(i.task.id) });
+    const r = await runSuite({ tasks: some, out, agent: counting, env, quiet: true, resume: true });
+    expect(new Set(asked)).toEqual(new Set([some[1]!.id, some[2]!.id]));
+    expect(r).toMatchObject({ ran: 2, kept: 1 });
+    const fresh = await runSuite({ tasks: some, out: join(dir, 'fresh'), agent: new ScriptedAgent(scripts), env, quiet: true });
+    expect(r.summary).toEqual(fresh.summary);
+    expect(fresh.summary.per_task).toEqual(fullSummary.per_task.filter((t) => some.some((x) => x.id === t.id)));
+    // Resuming a finished run changes nothing; resuming with another step limit is refused.
+    asked.length = 0;
+    expect((await runSuite({ tasks: some, out, agent: counting, env, quiet: true, resume: true })).summary).toEqual(fresh.summary);
+    expect(asked).toEqual([]);
+    await expect(runSuite({ tasks: some, out, agent: counting, env, quiet: true, resume: true, maxSteps: 3 })).rejects.toThrow(/at most 12 steps/);
+  });
+
+  it('a killed browser fails its task with the reason; the next task runs in a new browser', async () => {
+    const out = join(dir, 'crash');
+    const three = [tasks[0]!, tasks[3]!, tasks[2]!];
+    const killer = new ScriptedAgent(scripts, {
+      onStep: (i: AgentInput) => {
+        if (i.task.id === three[1]!.id && i.step === 0) for (const pid of childBrowsers()) process.kill(pid, 'SIGKILL');
+      },
+    });
+    const { summary } = await runSuite({ tasks: three, out, agent: killer, env, quiet: true });
+    expect(summary.per_task.map((t) => t.success)).toEqual([true, false, true]);
+    expect(summary.per_task[1]!.stop_reason).toMatch(/^error: .*(closed|crash)/i);
+    expect(summary.success_rate).toBeCloseTo(2 / 3);
+
+    // The report, opened in Chromium: the failure first, every task with its steps and drawn actions.
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(pathToFileURL(join(out, 'report.html')).href);
+      const sections = page.locator('section.task');
+      expect(await sections.count()).toBe(3);
+      expect(await sections.first().getAttribute('class')).toContain('fail');
+      expect(await sections.first().locator('h2').textContent()).toContain(three[1]!.id);
+      for (const [i, t] of three.entries()) {
+        const sec = page.locator(`section#task-${t.id}`);
+        expect(await sec.locator('figure.step').count()).toBe(summary.per_task[i]!.steps);
+      }
+      const search = page.locator(`section#task-${three[2]!.id}`);
+      expect(await search.locator('figcaption').allTextContents()).toEqual([
+        expect.stringMatching(/^1\. tap \(y 0\.142, x 0\.500\)plan: DUAL_POINT → TYPE → PRESS_ENTER → STATUS_TASK_COMPLETElatency: \d+ ms.*form\.htmlcheck after: #out does not contain/),
+        expect.stringMatching(/^2\. type “hello world”/),
+        expect.stringMatching(/^3\. PRESS_ENTER.*check after: #out contains "searched: hello world"/),
+        expect.stringMatching(/^4\. STATUS_TASK_COMPLETE/),
+      ]);
+      // The tap is drawn where it happened: a circle at (x, y) of the shown screen.
+      const circle = search.locator('figure.step').first().locator('svg circle').first();
+      expect(Number(await circle.getAttribute('cy')) / 799).toBeCloseTo(130 / 915, 2);
+      const loaded = await page.evaluate(() => [...document.images].every((im) => im.complete && im.naturalWidth > 0));
+      expect(loaded).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('refuses requests outside file:// and 127.0.0.1, and counts them', async () => {
+    const [task] = parseSuite(JSON.stringify({ id: 'net', goal: 'load', start_url: 'site/net.html', success: { selector: 'img', text_contains: '' } }), join(dir, 'suite.jsonl'));
+    await writeFile(join(dir, 'site', 'net.html'), '<img src="http://192.0.2.1/x.png"><img src="https://example.com/y.png"><img src="http://127.0.0.1:9/z.png">');
+    await env.reset(task!);
+    const st = await env.state();
+    expect(st.blockedRequests).toBe(2);
+  });
+});
