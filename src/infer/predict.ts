@@ -21,6 +21,7 @@ import { loadEncoder, sameEncoder, type EncoderInfo, type VisionEncoder } from '
 import { disposeScreenBatch, encodeTexts, inputBatch, screenBatch, type EncodedTexts } from '../model/batch.js';
 import type { ScreenTextMeta } from '../model/checkpoint.js';
 import { loadTextReader, parseScreenTexts } from '../screen/text/index.js';
+import { parseUiTree } from '../screen/text/ui_tree.js';
 import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
@@ -208,14 +209,20 @@ export class Predictor {
     };
   }
 
-  /** Validates and decodes one request; throws InputError naming the field at fault. */
-  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown }, where = ''): Promise<PreparedRequest> {
+  /**
+   * Validates and decodes one request; throws InputError naming the field at fault. Screen texts
+   * come from `texts` or from `ui_tree` (a uiautomator dump) when the caller has them.
+   */
+  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown; ui_tree?: unknown }, where = ''): Promise<PreparedRequest> {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
     const inputIds = this.encodeInput(input.goal, input.history, where);
-    const texts = input.texts === undefined || input.texts === null ? null : parseScreenTexts(input.texts, at('texts'));
+    if (input.texts != null && input.ui_tree != null) throw new InputError("give 'texts' or 'ui_tree', not both", where || 'request');
+    if (input.ui_tree != null && typeof input.ui_tree !== 'string') throw new InputError('must be the XML of a uiautomator dump', at('ui_tree'));
+    const given = input.texts != null ? parseScreenTexts(input.texts, at('texts')) : null;
     const t0 = performance.now();
     const image = await decodeImageBytes(input.image, at('image'), this.maxPixels);
-    return { image, inputIds, texts, decodeMs: performance.now() - t0 };
+    const tree = typeof input.ui_tree === 'string' ? parseUiTree(input.ui_tree, image, at('ui_tree')) : null;
+    return { image, inputIds, texts: given ?? tree, decodeMs: performance.now() - t0 };
   }
 
   /** As prepare, for pixels already decoded (e.g. AITW records, a live environment's screenshot). */

@@ -101,9 +101,13 @@ export interface RawPredictInput {
   image: Uint8Array;
   goal: unknown;
   history: unknown;
+  /** The screen's texts, when the caller has them: a list of {text, box}. */
+  texts?: unknown;
+  /** An Android `uiautomator dump` of the screen (XML), read for its texts. */
+  ui_tree?: unknown;
 }
 
-/** The JSON form: {goal, image (base64) | image_url (data: URL), history?}. */
+/** The JSON form: {goal, image (base64) | image_url (data: URL), history?, texts? | ui_tree?}. */
 export function parseJsonRequest(body: unknown): RawPredictInput {
   if (!isJsonObject(body)) throw new InputError(`the body must be a JSON object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}`, 'body');
   const { image, image_url: imageUrl } = body;
@@ -118,10 +122,10 @@ export function parseJsonRequest(body: unknown): RawPredictInput {
   } else {
     throw new InputError("is missing: send 'image' (base64) or 'image_url' (data: URL)", 'image');
   }
-  return { image: bytes, goal: body.goal, history: body.history };
+  return { image: bytes, goal: body.goal, history: body.history, texts: body.texts, ui_tree: body.ui_tree };
 }
 
-/** The multipart form: file field `image`, text fields `goal` and `history` (JSON). */
+/** The multipart form: file field `image`, text fields `goal`, `history` (JSON), `texts` (JSON) and `ui_tree` (XML). */
 export async function readMultipart(request: FastifyRequest, fileLimit: number): Promise<RawPredictInput> {
   let image: Uint8Array | undefined;
   const fields: Record<string, string> = {};
@@ -135,19 +139,19 @@ export async function readMultipart(request: FastifyRequest, fileLimit: number):
       fields[part.fieldname] = part.value;
     }
   }
-  if (!image) {
-    if (fields.image !== undefined) return { ...parseJsonRequest({ image: fields.image }), goal: fields.goal, history: parseHistoryField(fields.history) };
-    throw new InputError("is missing: attach the screenshot as file field 'image'", 'image');
-  }
-  return { image, goal: fields.goal, history: parseHistoryField(fields.history) };
+  const rest = { goal: fields.goal, history: jsonField(fields, 'history'), texts: jsonField(fields, 'texts'), ui_tree: fields.ui_tree };
+  if (image) return { image, ...rest };
+  if (fields.image !== undefined) return { ...parseJsonRequest({ image: fields.image }), ...rest };
+  throw new InputError("is missing: attach the screenshot as file field 'image'", 'image');
 }
 
-function parseHistoryField(v: string | undefined): unknown {
+function jsonField(fields: Record<string, string>, name: string): unknown {
+  const v = fields[name];
   if (v === undefined || v.trim() === '') return undefined;
   try {
     return JSON.parse(v);
   } catch (err) {
-    throw new InputError(`is not valid JSON (${(err as Error).message})`, 'history');
+    throw new InputError(`is not valid JSON (${(err as Error).message})`, name);
   }
 }
 
