@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ACTION_TYPE_NAMES, ActionType, type AitwAction } from '../src/data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, type AitwAction, type Box, type RawImage } from '../src/data/types.js';
 import { isTap } from '../src/data/geometry.js';
 import { Predictor, describeAction, pixelAction, toPixel } from '../src/infer/predict.js';
 import { LimitError, MAX_HISTORY_STEPS, decodeImageBytes, parseHistory } from '../src/infer/request.js';
@@ -194,5 +194,35 @@ describe('Predictor', () => {
     await makeTinyCheckpoint(other, { encoder: { ...BUILTIN_INFO, id: 'clip-test' }, overrides: { numLayers: 1, numDecoderLayers: 1 } });
     await expect(Predictor.load(other)).rejects.toThrow(/trained with encoder 'clip-test'; pass --encoder/);
     await expect(Predictor.load(other, { encoder: 'builtin' })).rejects.toThrow(/differs from the one the checkpoint was trained with/);
+  });
+});
+
+describe('Predictor with a text channel', () => {
+  test('reads the request\'s texts or UI tree when given, and OCR of the screenshot otherwise', async () => {
+    await makeTinyCheckpoint(join(dir, 'text'), { screenText: true, overrides: { numLayers: 1, numDecoderLayers: 1 } });
+    const reads: number[] = [];
+    const counting = { id: 'counting', read: async (images: RawImage[]) => (reads.push(images.length), images.map(() => [{ text: 'Settings', box: [0.1, 0.1, 0.05, 0.3] as Box, score: 1 }])) };
+    const p = await Predictor.load(join(dir, 'text'), { textReader: counting });
+    expect(p.info().screenText).toMatchObject({ source: 'annotations' });
+    const given = await p.prepare({ image: shot, goal: 'open settings', texts: [{ text: 'Settings', box: [0.1, 0.1, 0.05, 0.3] }] });
+    expect(given.texts).toHaveLength(1);
+    const xml = '<hierarchy><node text="Wi-Fi" content-desc="" bounds="[0,120][540,240]"><node text="" content-desc="Back" bounds="[0,0][60,60]"/></node></hierarchy>';
+    const tree = await p.prepare({ image: shot, goal: 'open settings', ui_tree: xml });
+    expect(tree.texts!.map((t) => t.text).sort()).toEqual(['Back', 'Wi-Fi']);
+    const plain = await p.prepare({ image: shot, goal: 'open settings' });
+    const out = await p.predictBatch([given, tree, plain]);
+    expect(out.every((o) => o.result.ok)).toBe(true);
+    // Only the screenshot without texts was read from its pixels.
+    expect(reads).toEqual([1]);
+    await expect(p.prepare({ image: shot, goal: 'x', texts: [{ text: 'a', box: [0, 0, 2, 0] }] })).rejects.toThrow(/texts: \[0\]\.box\.2/);
+    await expect(p.prepare({ image: shot, goal: 'x', texts: [], ui_tree: xml })).rejects.toThrow(/not both/);
+    p.dispose();
+  });
+
+  test('with the built-in OCR, a screenshot of words is read and the prediction is well formed', async () => {
+    const p = await Predictor.load(join(dir, 'text'));
+    const { result } = await p.predict({ image: await makeScreenshot(540, 1200), goal: 'open settings' });
+    expect(result.ok).toBe(true);
+    p.dispose();
   });
 });

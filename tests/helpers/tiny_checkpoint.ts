@@ -11,6 +11,7 @@ import { BUILTIN_INFO } from '../../src/screen/vision/index.js';
 import type { EncoderInfo } from '../../src/screen/vision/index.js';
 import { CHECKPOINT_FORMAT, saveCheckpoint } from '../../src/model/checkpoint.js';
 import type { AutoUiCheckpointMeta } from '../../src/model/checkpoint.js';
+import { DEFAULT_TEXT_LIMITS } from '../../src/model/batch.js';
 
 export const TINY_GOALS = [
   'open the settings app',
@@ -27,6 +28,8 @@ export interface TinyCheckpointOptions {
   encoder?: EncoderInfo;
   /** Overrides of the preset (e.g. fewer layers for speed). */
   overrides?: Partial<ModelConfig>;
+  /** Give the model a text channel (trained on annotation texts, as the checkpoint will say). */
+  screenText?: boolean;
 }
 
 /** Writes a random-weight checkpoint to `dir` (replacing it) and returns its meta. */
@@ -34,13 +37,14 @@ export async function makeTinyCheckpoint(dir: string, opts: TinyCheckpointOption
   await initBackend();
   const encoder = opts.encoder ?? BUILTIN_INFO;
   const codec = new ActionCodec(buildWordTokenizer([...TINY_GOALS, ...TINY_GOALS], { minCount: 1 }));
-  const config = modelConfig(opts.preset ?? 'tiny', { ...opts.overrides, vocabSize: codec.vocabSize, screenDim: encoder.dim });
+  const config = modelConfig(opts.preset ?? 'tiny', { ...opts.overrides, vocabSize: codec.vocabSize, screenDim: encoder.dim, screenText: opts.screenText ?? false });
   const model = new AutoUiModel(config, opts.seed ?? 1);
   const meta: AutoUiCheckpointMeta = {
     format: CHECKPOINT_FORMAT,
     model: config,
     codec: codec.toJSON(),
     encoder: { ...encoder },
+    screenText: opts.screenText ? { source: 'annotations', ...DEFAULT_TEXT_LIMITS } : null,
     training: { note: 'random weights (test fixture)', recipe: 'scratch', preset: opts.preset ?? 'tiny', seed: opts.seed ?? 1 },
     created: new Date(0).toISOString(),
     autoui: '0.1.0',
