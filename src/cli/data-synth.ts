@@ -1,4 +1,6 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { APP_SPLITS, UNSEEN_APP_IDS, type AppSplit } from '../data/synth/apps.js';
+import { subsetsFor } from '../data/synth/episode.js';
 import { synthesize } from '../data/synth/writer.js';
 import { SUBSETS, type Subset } from '../data/types.js';
 import { InputError } from '../util/errors.js';
@@ -9,7 +11,9 @@ interface SynthCliOptions {
   out: string;
   episodes: number;
   seed: number;
-  subsets: Subset[];
+  /** Absent: every subset the app split can hold. */
+  subsets?: Subset[];
+  apps: AppSplit;
   width: number;
   height: number;
   shardEpisodes: number;
@@ -32,12 +36,18 @@ export function registerDataSynth(data: Command): void {
       'generate the built-in synthetic AITW set: phone screens rendered from a simulated UI, gold actions from oracle policies.\n' +
         'Writes DIR/<subset>/<subset>-NNNNN.tfrecord.gz (GZIP TFRecords of tf.train.Example, AITW features, raw RGB screens),\n' +
         'DIR/<subset>/split.json (~80/10/10 train/val/test episode ids) and DIR/synth.json (arguments and counts).\n' +
+        `--apps unseen makes a held-out test set: every goal names one of ${UNSEEN_APP_IDS.length} apps that --apps seen sets (the default) never show.\n` +
         'Same arguments → byte-identical files; re-running over a complete DIR is a no-op.',
     )
     .requiredOption('--out <dir>', 'output directory')
     .option('--episodes <n>', 'total episodes, split evenly over the subsets', intOption('--episodes', 1), 1000)
     .option('--seed <n>', 'random seed', intOption('--seed', 0), 0)
-    .option('--subsets <list>', `comma-separated subsets (${SUBSETS.join(',')})`, subsetList, [...SUBSETS])
+    .option('--subsets <list>', `comma-separated subsets (default: ${SUBSETS.join(',')}; with --apps unseen: ${subsetsFor('unseen').join(',')})`, subsetList)
+    .addOption(
+      new Option('--apps <split>', "seen: no held-out app appears anywhere; unseen: every goal's target app is held out, all episodes in the test split")
+        .choices(APP_SPLITS)
+        .default('seen'),
+    )
     .option('--width <px>', 'screen width in pixels', intOption('--width', 80), 160)
     .option('--height <px>', 'screen height in pixels', intOption('--height', 160), 320)
     .option('--shard-episodes <n>', 'episodes per TFRecord file', intOption('--shard-episodes', 1), 200)
@@ -52,7 +62,8 @@ export function registerDataSynth(data: Command): void {
           out: opts.out,
           episodes: opts.episodes,
           seed: opts.seed,
-          subsets: opts.subsets,
+          subsets: opts.subsets ?? subsetsFor(opts.apps),
+          apps: opts.apps,
           size: { width: opts.width, height: opts.height },
           shardEpisodes: opts.shardEpisodes,
           force: opts.force,

@@ -177,7 +177,52 @@ export const PREINSTALLED: readonly AppInfo[] = APPS.filter((a) => a.kind !== 't
 /** Apps the Play Store offers; some are installed per episode, the others are install targets. */
 export const STORE_APPS: readonly AppInfo[] = APPS.filter((a) => a.kind === 'third_party');
 
-/** Apps with special screens rather than the generic app screen. */
+/**
+ * The held-out apps of the "unseen apps" split: 14 of the 68 apps (54 stay seen). Sets made with
+ * `apps: 'seen'` never show them, by name or icon, anywhere; `apps: 'unseen'` sets make every goal's
+ * target one of them, so a model trained on seen sets meets their names and icons for the first time.
+ * - 10 of the 40 third-party apps: every 4th in table order, starting with the third (Netflix).
+ * - 4 of the 28 preinstalled apps, so google_apps has unseen open-app targets: Calculator, Keep Notes,
+ *   Fit and Recorder. Not the apps the oracle routes through on every phone (Settings, Chrome,
+ *   Play Store, Google), not the dock's apps (world.ts), and none whose name is also ordinary screen
+ *   text (Calendar, Contacts, Files, Photos, Translate, News, Podcasts appear in other apps' rows or
+ *   suggestions).
+ * No unseen name is a shop site, a web-result site or a product query either (content.ts, goals.ts);
+ * tests/synth-unseen.test.ts checks that no unseen name or icon reaches a seen set.
+ */
+export const UNSEEN_APP_IDS: readonly string[] = [
+  'calculator',
+  'keep',
+  'fit',
+  'recorder',
+  'netflix',
+  'tiktok',
+  'uber',
+  'pinterest',
+  'waze',
+  'audible',
+  'expedia',
+  'etsy',
+  'outlook',
+  'skype',
+];
+
+/** Which apps a synthetic set is built around (see UNSEEN_APP_IDS). */
+export const APP_SPLITS = ['seen', 'unseen'] as const;
+export type AppSplit = (typeof APP_SPLITS)[number];
+
+const UNSEEN = new Set(UNSEEN_APP_IDS);
+
+/** Whether the app belongs to the split: goals of a set of that split may name it as their target. */
+export function inAppSplit(app: AppInfo, split: AppSplit): boolean {
+  return UNSEEN.has(app.id) === (split === 'unseen');
+}
+
+/** Apps a phone may show: seen phones only seen apps; unseen-split phones any app (seen ones act as distractors). */
+export function phoneApps(split: AppSplit): readonly AppInfo[] {
+  return split === 'seen' ? APPS.filter((a) => inAppSplit(a, 'seen')) : APPS;
+}
+
 /** Activity names, AITW's `current_activity`. */
 export const LAUNCHER_ACTIVITY = 'com.google.android.apps.nexuslauncher/.NexusLauncherActivity';
 export function activityOf(app: AppInfo, screen = 'MainActivity'): string {

@@ -1,4 +1,4 @@
-import { ICON_BACKGROUNDS, ICON_SHAPES, STORE_APPS, type IconShape } from './apps.js';
+import { ICON_BACKGROUNDS, ICON_SHAPES, type IconShape } from './apps.js';
 import type { Rng } from '../../util/rng.js';
 
 /** Generated page content: shop products, web results, answer cards and Play Store result lists. */
@@ -79,10 +79,13 @@ export function makeWebResults(rng: Rng, query: string, n: number): WebResult[] 
   return rng.sample(WEB_SITES, n).map(([domain, site]) => ({ domain, title: rng.pick(TITLE_FORMS)(query, site) }));
 }
 
-/** Play Store results for a query: the app searched for plus others, the target usually but not always first. */
-export function makeStoreResults(rng: Rng, target: string | undefined, n: number): string[] {
+/**
+ * Play Store results for a query: the app searched for plus others from the phone's store catalogue,
+ * the target usually but not always first.
+ */
+export function makeStoreResults(rng: Rng, catalogue: readonly string[], target: string | undefined, n: number): string[] {
   const others = rng.sample(
-    STORE_APPS.map((a) => a.id).filter((id) => id !== target),
+    catalogue.filter((id) => id !== target),
     target ? n - 1 : n,
   );
   if (!target) return others;

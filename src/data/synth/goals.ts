@@ -148,6 +148,10 @@ export function appSearchGoal(rng: Rng, app: AppInfo, query: string): string {
   ]);
 }
 
+/**
+ * In-app search queries by app id: the targets of app-search tasks. Entries for held-out apps
+ * (apps.ts: UNSEEN_APP_IDS) are only drawn by unseen-app sets.
+ */
 export const APP_QUERIES: Record<string, string[]> = {
   youtube: ['lofi music', 'cooking tutorial', 'cat videos', 'news today'],
   maps: ['coffee shops', 'gas station', 'pharmacy', 'italian restaurant'],
@@ -158,6 +162,12 @@ export const APP_QUERIES: Record<string, string[]> = {
   spotify: ['taylor swift', 'jazz', 'workout mix', 'podcasts'],
   netflix: ['stranger things', 'comedy', 'documentary', 'the crown'],
   amazon: ['phone case', 'headphones', 'coffee maker', 'backpack'],
+  keep: ['shopping list', 'recipes', 'packing', 'ideas'],
+  recorder: ['lecture', 'interview', 'voice memo', 'meeting'],
+  pinterest: ['home decor', 'garden ideas', 'outfits', 'recipes'],
+  audible: ['mystery', 'self help', 'history', 'sci-fi'],
+  expedia: ['hotels in rome', 'flights to tokyo', 'beach resorts', 'car rental'],
+  etsy: ['handmade mug', 'silver ring', 'wall art', 'gift box'],
 };
 
 /** Site goals; `viaTile` ones name Chrome's shortcut, so the oracle taps the tile instead of typing. */

@@ -1,4 +1,4 @@
-import { APPS, SHOP_SITES, STORE_APPS, appById } from './apps.js';
+import { APPS, SHOP_SITES, STORE_APPS, appById, inAppSplit, type AppInfo, type AppSplit } from './apps.js';
 import {
   APP_QUERIES,
   ORDINALS,
@@ -92,18 +92,43 @@ function reach(id: string, done: (s: UiState) => boolean): Stage {
   return { done, act: (_s, els) => (has(els, id) ? tap(id) : { kind: 'swipe', dir: 'up' }) };
 }
 
-export type Family = (rng: Rng, size: ScreenSize) => Task;
+/** A family of tasks whose goals name no app ("turn on Wi-Fi", web searches, shopping). */
+export interface PlainFamily {
+  make: (rng: Rng, size: ScreenSize) => Task;
+}
+
+/**
+ * A family of tasks whose goal names a target app ("open X", "install X", "search in X"). The target
+ * is drawn by drawTask from `targets`, restricted to the set's app split, so the split is enforced
+ * in one place for every family.
+ */
+export interface AppFamily {
+  targets: readonly AppInfo[];
+  make: (rng: Rng, size: ScreenSize, app: AppInfo) => Task;
+}
+
+export type Family = PlainFamily | AppFamily;
+
+/** The families a set of this app split can draw: unseen sets only those that name an unseen target. */
+export function familiesFor(families: readonly [Family, number][], split: AppSplit): [Family, number][] {
+  return families.filter(([f]) => ('targets' in f ? f.targets.some((a) => inAppSplit(a, split)) : split === 'seen'));
+}
+
+/** Draws a family by weight among those the split allows, then (for app families) its target within the split. */
+export function drawTask(rng: Rng, families: readonly [Family, number][], size: ScreenSize, split: AppSplit): Task {
+  const family = rng.weighted(familiesFor(families, split));
+  if (!('targets' in family)) return family.make(rng, size);
+  return family.make(rng, size, rng.pick(family.targets.filter((a) => inAppSplit(a, split))));
+}
 
 /** "Open X": any installed app. */
-export const openAppTask =
-  (pool: (a: (typeof APPS)[number]) => boolean): Family =>
-  (rng, size) => {
-    const app = rng.pick(APPS.filter(pool));
-    return { goal: openAppGoal(rng, app), stages: [navigateTo(app.id, size)], mustInstall: [app.id] };
-  };
+export const openAppTask = (pool: (a: AppInfo) => boolean): AppFamily => ({
+  targets: APPS.filter(pool),
+  make: (rng, size, app) => ({ goal: openAppGoal(rng, app), stages: [navigateTo(app.id, size)], mustInstall: [app.id] }),
+});
 
 /** Web search from the home widget, the Google app or Chrome; ends on the results page. */
-export const webSearchTask: Family = (rng, size) => {
+function webSearch(rng: Rng, size: ScreenSize): Task {
   const { goal, query, via } = webSearchGoal(rng);
   const results = (s: UiState): boolean => s.screen.kind === 'web_results';
   const start: Stage =
@@ -114,19 +139,21 @@ export const webSearchTask: Family = (rng, size) => {
         }
       : navigateTo(via, size);
   return { goal, stages: [start, fill(query, results)] };
-};
+}
+export const webSearchTask: PlainFamily = { make: webSearch };
 
-export const toggleTask: Family = (rng, size) => {
+function toggle(rng: Rng, size: ScreenSize): Task {
   const item = rng.pick(TOGGLE_SETTINGS);
   const on = rng.chance(0.5);
   return {
     goal: toggleGoal(rng, item.label, on),
     stages: [navigateTo('settings', size), reach(`toggle:${item.key}`, (s) => s.toggles[item.key] === on)],
   };
-};
+}
+export const toggleTask: PlainFamily = { make: toggle };
 
-export const installTask: Family = (rng, size) => {
-  const app = rng.pick(STORE_APPS);
+/** "Install X" from the Play Store, from its results list or (when the goal says so) its page. */
+function install(rng: Rng, size: ScreenSize, app: AppInfo): Task {
   const viaPage = rng.chance(0.4);
   const installing = (s: UiState): boolean => s.installing.includes(app.id);
   const pick: Stage = {
@@ -138,20 +165,22 @@ export const installTask: Family = (rng, size) => {
     stages: [navigateTo('playstore', size), fill(app.name, screenIs('store_results', 'store_app')), pick],
     mustNotInstall: [app.id],
   };
-};
+}
+export const installTask: AppFamily = { targets: STORE_APPS, make: install };
 
-export const appSearchTask: Family = (rng, size) => {
-  const appId = rng.pick(Object.keys(APP_QUERIES));
-  const app = appById(appId);
-  const query = rng.pick(APP_QUERIES[appId]!);
+/** "Search X for Q" in the app's own search bar. */
+function appSearch(rng: Rng, size: ScreenSize, app: AppInfo): Task {
+  const query = rng.pick(APP_QUERIES[app.id]!);
   return {
     goal: appSearchGoal(rng, app, query),
-    stages: [navigateTo(appId, size), fill(query, (s) => s.screen.kind === 'app' && s.screen.results !== null)],
-    mustInstall: [appId],
+    stages: [navigateTo(app.id, size), fill(query, (s) => s.screen.kind === 'app' && s.screen.results !== null)],
+    mustInstall: [app.id],
   };
-};
+}
+export const appSearchTask: AppFamily = { targets: Object.keys(APP_QUERIES).map(appById), make: appSearch };
 
-export const siteTask: Family = (rng, size) => {
+/** "Go to amazon.com": by typing the domain in Chrome or through its shortcut tile. */
+function visitSite(rng: Rng, size: ScreenSize): Task {
   const site = rng.pick(SHOP_SITES);
   const viaTile = rng.chance(0.4);
   return {
@@ -159,7 +188,8 @@ export const siteTask: Family = (rng, size) => {
     stages: [navigateTo('chrome', size), openSite(site.id, site.domain, viaTile)],
     ...(viaTile ? { mustTile: site.id } : {}),
   };
-};
+}
+export const siteTask: PlainFamily = { make: visitSite };
 
 /** Opens a shop site from Chrome: its new-tab shortcut tile when the goal says so, else by typing the domain. */
 function openSite(siteId: string, domain: string, viaTile: boolean): Stage {
@@ -170,7 +200,8 @@ function openSite(siteId: string, domain: string, viaTile: boolean): Stage {
   };
 }
 
-export const shoppingTask: Family = (rng, size) => {
+/** Search a shop site for a product and add the n-th result to the cart (from the list or its page). */
+function shopping(rng: Rng, size: ScreenSize): Task {
   const site = rng.pick(SHOP_SITES);
   const query = rng.pick(PRODUCT_QUERIES);
   const nth = rng.weighted<number>([
@@ -197,7 +228,8 @@ export const shoppingTask: Family = (rng, size) => {
   ];
   if (viewCart) stages.push({ done: screenIs('shop_cart'), act: () => tap('cart') });
   return { goal: shoppingGoal(rng, site.domain, query, nth, viewCart, viaPage), stages };
-};
+}
+export const shoppingTask: PlainFamily = { make: shopping };
 
 /** Which families make up each subset, with weights (shaped after AITW's subsets). */
 export const SUBSET_FAMILIES: Record<'general' | 'install' | 'google_apps' | 'web_shopping', [Family, number][]> = {

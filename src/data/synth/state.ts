@@ -1,4 +1,4 @@
-import { STORE_APPS, SHOP_SITES, appById } from './apps.js';
+import { SHOP_SITES, appById } from './apps.js';
 import { makeProducts, makeStoreResults, makeWebResults, type AnswerCard, type Product, type WebResult } from './content.js';
 import type { Rng } from '../../util/rng.js';
 import type { World } from './world.js';
@@ -136,8 +136,8 @@ function enter(s: UiState, rng: Rng): UiState {
       return next({ kind: 'shop_results', site: sc.site, query: q, products: makeProducts(rng, q, rng.int(5, 8)), page: 0 });
     case 'store_home':
     case 'store_results': {
-      const target = STORE_APPS.find((a) => a.name.toLowerCase() === q.toLowerCase());
-      return next({ kind: 'store_results', query: q, apps: makeStoreResults(rng, target?.id, 5) });
+      const target = s.world.store.find((id) => appById(id).name.toLowerCase() === q.toLowerCase());
+      return next({ kind: 'store_results', query: q, apps: makeStoreResults(rng, s.world.store, target, 5) });
     }
     case 'app': {
       const rows = appById(sc.app).rows;

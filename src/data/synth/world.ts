@@ -1,4 +1,4 @@
-import { APPS, PREINSTALLED, SHOP_SITES, STORE_APPS, appById } from './apps.js';
+import { APPS, SHOP_SITES, appById, phoneApps, type AppSplit } from './apps.js';
 import type { Rng } from '../../util/rng.js';
 
 export interface ScreenSize {
@@ -76,6 +76,8 @@ export interface World {
   settings: SettingItem[];
   /** Site ids of the Chrome new-tab shortcut tiles. */
   tiles: string[];
+  /** The Play Store's catalogue on this phone: third-party apps it lists in results. */
+  store: string[];
   /** Apps the Play Store home lists. */
   storeFeatured: string[];
 }
@@ -117,27 +119,27 @@ function makeTheme(rng: Rng): Theme {
  * A random phone for one episode: theme, clock, which third-party apps are installed, where every
  * app sits on the home screen and in the drawer, and the order of the settings list. Targets thus
  * have no fixed position across episodes.
+ * Only the `apps` split's phone apps exist on it (apps.ts: phoneApps).
  * `mustInstall` apps are installed; `mustNotInstall` ones are left for the Play Store; Chrome shows a
  * shortcut tile for the `mustTile` site.
  */
 export function makeWorld(
   rng: Rng,
   size: ScreenSize,
-  opts: { mustInstall?: string[]; mustNotInstall?: string[]; mustTile?: string } = {},
+  opts: { apps?: AppSplit; mustInstall?: string[]; mustNotInstall?: string[]; mustTile?: string } = {},
 ): World {
   const theme = makeTheme(rng);
   const hour = rng.int(1, 12);
   const minute = rng.int(0, 59);
+  const catalogue = phoneApps(opts.apps ?? 'seen');
+  const store = catalogue.filter((a) => a.kind === 'third_party').map((a) => a.id);
   const never = new Set(opts.mustNotInstall ?? []);
-  const extra = rng
-    .sample(
-      STORE_APPS.filter((a) => !never.has(a.id)),
-      rng.int(3, 16),
-    )
-    .map((a) => a.id);
-  const installed = [...new Set([...PREINSTALLED.map((a) => a.id), ...extra, ...(opts.mustInstall ?? [])])].filter(
-    (id) => !never.has(id),
+  const extra = rng.sample(
+    store.filter((id) => !never.has(id)),
+    rng.int(3, 16),
   );
+  const preinstalled = catalogue.filter((a) => a.kind !== 'third_party').map((a) => a.id);
+  const installed = [...new Set([...preinstalled, ...extra, ...(opts.mustInstall ?? [])])].filter((id) => !never.has(id));
 
   const dockPool = ['phone', 'messages', 'camera', 'gmail', 'photos', 'maps', 'youtube'];
   // Chrome always sits in the dock, as on stock Pixels, which keeps web tasks within 10 steps.
@@ -162,7 +164,8 @@ export function makeWorld(
     drawer: rng.shuffle(installed),
     settings,
     tiles: tilesWith(rng, rng.sample(SHOP_SITES, rng.int(4, 7)).map((s) => s.id), opts.mustTile),
-    storeFeatured: rng.sample(STORE_APPS, 8).map((a) => a.id),
+    store,
+    storeFeatured: rng.sample(store, 8),
   };
 }
 

@@ -6,7 +6,8 @@ import { SUBSETS, type Splits, type Subset } from '../types.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { readJsonIfExists } from '../../util/json.js';
 import { InputError } from '../../util/errors.js';
-import { GENERATOR_VERSION, generateTrace, renderTrace } from './episode.js';
+import { APP_SPLITS, type AppSplit } from './apps.js';
+import { GENERATOR_VERSION, generateTrace, renderTrace, subsetsFor } from './episode.js';
 import { Rng } from '../../util/rng.js';
 import type { ScreenSize } from './world.js';
 
@@ -21,6 +22,12 @@ export interface SynthOptions {
   seed: number;
   subsets: readonly Subset[];
   size: ScreenSize;
+  /**
+   * Which apps the set is built around (apps.ts: UNSEEN_APP_IDS). 'seen' (default): no held-out app
+   * appears anywhere. 'unseen': every goal's target is a held-out app and every episode is in the test
+   * split; only the subsets subsetsFor('unseen') lists can be asked for.
+   */
+  apps?: AppSplit;
   shardEpisodes?: number;
   /** Overwrite a DIR that holds a synth set made with other arguments. */
   force?: boolean;
@@ -45,6 +52,7 @@ export interface SynthSummary {
   episodes: number;
   subsets: Subset[];
   screen: ScreenSize;
+  apps: AppSplit;
   shardEpisodes: number;
   counts: Partial<Record<Subset, SubsetSummary>>;
   totals: { episodes: number; steps: number };
@@ -64,6 +72,11 @@ export function episodesPerSubset(total: number, subsets: readonly Subset[]): Ma
   return new Map(subsets.map((s, i) => [s, base + (i < extra ? 1 : 0)]));
 }
 
+/** ~80/10/10 by episode, shuffled by seed; an unseen-app set is all test (it exists to be tested on). */
+export function splitsFor(ids: readonly string[], rng: Rng, apps: AppSplit): Splits {
+  return apps === 'unseen' ? { train: [], val: [], test: [...ids] } : splitEpisodes(ids, rng);
+}
+
 /** ~80/10/10 by episode, shuffled by seed. */
 export function splitEpisodes(ids: readonly string[], rng: Rng): Splits {
   const shuffled = rng.shuffle(ids);
@@ -81,6 +94,8 @@ export function shardName(subset: Subset, index: number): string {
   return `${subset}-${String(index).padStart(5, '0')}.tfrecord.gz`;
 }
 
+const appsOf = (o: SynthOptions): AppSplit => o.apps ?? 'seen';
+
 const sameArgs = (a: SynthSummary, o: SynthOptions, shard: number): boolean =>
   a.generator === 'autoui-synth' &&
   a.version === GENERATOR_VERSION &&
@@ -89,7 +104,19 @@ const sameArgs = (a: SynthSummary, o: SynthOptions, shard: number): boolean =>
   a.shardEpisodes === shard &&
   a.screen?.width === o.size.width &&
   a.screen?.height === o.size.height &&
+  a.apps === appsOf(o) &&
   JSON.stringify(a.subsets) === JSON.stringify(o.subsets);
+
+/** Rejects arguments no set can be made from, naming the option at fault. */
+function checkOptions(o: SynthOptions): void {
+  const apps = appsOf(o);
+  if (!APP_SPLITS.includes(apps)) throw new InputError(`unknown app split '${String(apps)}' (known: ${APP_SPLITS.join(', ')})`, '--apps');
+  for (const s of o.subsets) if (!SUBSETS.includes(s)) throw new InputError(`unknown subset '${s}' (known: ${SUBSETS.join(', ')})`, '--subsets');
+  const possible = subsetsFor(apps);
+  for (const s of o.subsets)
+    if (!possible.includes(s))
+      throw new InputError(`subset '${s}' has no task whose goal names an app, so a --apps ${apps} set cannot hold it (possible: ${possible.join(', ')})`, '--subsets');
+}
 
 async function existing(out: string): Promise<SynthSummary | undefined> {
   return (await readJsonIfExists(join(out, 'synth.json'), '; remove it or pick another --out')) as SynthSummary | undefined;
@@ -117,7 +144,7 @@ async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard
   let writer: TfRecordWriter | undefined;
   const pending: Promise<Uint8Array[]>[] = [];
   const start = (i: number): Promise<Uint8Array[]> => {
-    const trace = generateTrace(o.seed, subset, i, o.size, o.subsets);
+    const trace = generateTrace(o.seed, subset, i, o.size, o.subsets, appsOf(o));
     ids.push(trace.episodeId);
     return renderTrace(trace, o.size).then((st) => Promise.all(st.map((s) => exampleFromStep(s, { imageFormat: 'raw' }))));
   };
@@ -142,7 +169,7 @@ async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard
     await Promise.allSettled(pending);
     throw err;
   }
-  const splits = splitEpisodes(ids, Rng.from('autoui-synth-split', o.seed, subset));
+  const splits = splitsFor(ids, Rng.from('autoui-synth-split', o.seed, subset), appsOf(o));
   await writeFileAtomic(join(dir, 'split.json'), JSON.stringify(splits) + '\n');
   const ours = new RegExp(`^${subset}-\\d{5}\\.tfrecord\\.gz$`);
   for (const f of await readdir(dir)) if (ours.test(f) && !files.includes(f)) await rm(join(dir, f));
@@ -156,14 +183,14 @@ async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard
 export async function synthesize(o: SynthOptions): Promise<SynthResult> {
   const t0 = performance.now();
   const shard = o.shardEpisodes ?? DEFAULT_SHARD_EPISODES;
-  for (const s of o.subsets) if (!SUBSETS.includes(s)) throw new InputError(`unknown subset '${s}' (known: ${SUBSETS.join(', ')})`, '--subsets');
+  checkOptions(o);
   const prior = await existing(o.out);
   if (prior) {
     if (sameArgs(prior, o, shard) && (await allFilesPresent(o.out, prior)))
       return { summary: prior, unchanged: true, seconds: (performance.now() - t0) / 1000 };
     if (!sameArgs(prior, o, shard) && !o.force)
       throw new InputError(
-        `already holds a synthetic set made with other arguments (seed ${prior.seed}, ${prior.episodes} episodes, ${prior.screen?.width}×${prior.screen?.height}, subsets ${prior.subsets?.join(',')}); use --force to replace it or pick another --out`,
+        `already holds a synthetic set made with other arguments (seed ${prior.seed}, ${prior.episodes} episodes, ${prior.screen?.width}×${prior.screen?.height}, subsets ${prior.subsets?.join(',')}, ${prior.apps ?? 'seen'} apps, generator version ${prior.version}); use --force to replace it or pick another --out`,
         join(o.out, 'synth.json'),
       );
   }
@@ -177,6 +204,7 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
     episodes: o.episodes,
     subsets: [...o.subsets],
     screen: { width: o.size.width, height: o.size.height },
+    apps: appsOf(o),
     shardEpisodes: shard,
     counts,
     totals: {
