@@ -17,13 +17,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
-import type { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
-import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { loadNativeBlas, type NativeBlas } from './blas.js';
+import { fusedKernelConfigs } from './fused_kernels.js';
+import { FUSED, FUSED_OPS, type FusedOp } from './fused_ops.js';
+import { memoryOf, type NativeBackendName, type TensorMemory } from './memory.js';
 import { ADAMW_KERNEL, SUM_SQUARES_KERNEL, type AdamWAttrs } from './optimizer_kernels.js';
 
-/** Backends whose tensors the addon can read in place. */
-export type NativeBackendName = 'cpu' | 'wasm';
+export type { NativeBackendName } from './memory.js';
 type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
@@ -72,46 +72,6 @@ function flatBroadcast(p: MatMulPlan): boolean {
   const out = tf.util.sizeFromShape(p.outShape.slice(0, -2));
   // Each side either is one matrix or spans the whole output batch (then its batch dims are the output's).
   return (p.batchA === 1 || p.batchA === out) && (p.batchB === 1 || p.batchB === out);
-}
-
-/** Where a backend keeps float32 values, seen as Float32Arrays the addon can use in place. */
-interface TensorMemory {
-  /** A new float32 output tensor and its (uninitialised or zeroed) values. */
-  allocate(shape: number[]): { info: tf.TensorInfo; values: Float32Array };
-  /** The values of a float32 tensor, or undefined when the tensor is something else. */
-  view(t: tf.TensorInfo): Float32Array | undefined;
-}
-
-function cpuMemory(backend: MathBackendCPU): TensorMemory {
-  return {
-    allocate(shape) {
-      const values = new Float32Array(tf.util.sizeFromShape(shape));
-      return { info: backend.makeTensorInfo(shape, 'float32', values), values };
-    },
-    view(t) {
-      if (t.dtype !== 'float32') return undefined;
-      const values = backend.data.get(t.dataId).values;
-      return values instanceof Float32Array ? values : undefined;
-    },
-  };
-}
-
-function wasmMemory(backend: BackendWasm): TensorMemory {
-  return {
-    allocate(shape) {
-      const info = backend.makeOutput(shape, 'float32');
-      return { info, values: backend.typedArrayFromHeap(info) as Float32Array };
-    },
-    // A view of the heap: only valid until the next allocation (which may grow the memory), so
-    // views are taken after the output is allocated and used at once.
-    view(t) {
-      return t.dtype === 'float32' ? (backend.typedArrayFromHeap(t) as Float32Array) : undefined;
-    },
-  };
-}
-
-function memoryOf(name: NativeBackendName, backend: unknown): TensorMemory {
-  return name === 'cpu' ? cpuMemory(backend as MathBackendCPU) : wasmMemory(backend as BackendWasm);
 }
 
 /** op(a) · op(b) on the addon, or undefined when an input is not float32. */
@@ -267,8 +227,36 @@ export function enableNativeKernels(backends: readonly NativeBackendName[] = ['w
     }
     tf.registerKernel({ kernelName: ADAMW_KERNEL, backendName: name, kernelFunc: adamwKernel(blas, name) });
     tf.registerKernel({ kernelName: SUM_SQUARES_KERNEL, backendName: name, kernelFunc: sumSquaresKernel(blas, name) });
+    if (process.env.AUTOUI_FUSED !== '0') enableFusedKernels([name]);
   }
   return originals.size > 0;
+}
+
+/**
+ * Registers the fused training kernels (fused_ops.ts) of `ops` (default all) for backends whose
+ * native kernels are on; the model then takes the fused path for those ops (AUTOUI_FUSED=0 leaves
+ * them all off by default). Returns whether the native kernels are on for at least one backend.
+ */
+export function enableFusedKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu'], ops?: readonly FusedOp[]): boolean {
+  const blas = loadNativeBlas();
+  if (!blas) return false;
+  const wanted = new Set((ops ?? (Object.keys(FUSED_OPS) as FusedOp[])).flatMap((op) => FUSED_OPS[op]));
+  let any = false;
+  for (const name of backends) {
+    if (!originals.has(name)) continue;
+    any = true;
+    for (const config of fusedKernelConfigs(blas, name)) {
+      if (wanted.has(config.kernelName as (typeof FUSED)[keyof typeof FUSED]) && !tf.getKernel(config.kernelName, name)) tf.registerKernel(config);
+    }
+  }
+  return any;
+}
+
+/** Unregisters the fused kernels (the model falls back to its tfjs op chains); the matmul kernels stay. */
+export function disableFusedKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): void {
+  for (const name of backends) {
+    for (const kernel of Object.values(FUSED)) if (tf.getKernel(kernel, name)) tf.unregisterKernel(kernel, name);
+  }
 }
 
 /** Puts the stock kernels back (tests and benchmarks compare the two in one process). */
@@ -285,6 +273,7 @@ export function disableNativeKernels(backends: readonly NativeBackendName[] = ['
       if (instance) config.setupFunc?.(instance);
     }
     for (const kernel of OPTIMIZER_KERNELS) tf.unregisterKernel(kernel, name);
+    disableFusedKernels([name]);
     originals.delete(name);
   }
 }
