@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedGroundingLoss, fusedMeanTokenAttention, hasFused } from '../native/fused_ops.js';
 import type { YX } from '../data/types.js';
 
 /*
@@ -33,6 +34,7 @@ export function groundingPatches(tap: YX, grid: readonly [number, number]): numb
 
 /** ā [B, P]: the screen attention [B, L, P] averaged over the real tokens (inputMask [B, L], 1 = real). */
 export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2D): tf.Tensor2D {
+  if (hasFused('meanTokenAttention')) return fusedMeanTokenAttention(attention, inputMask);
   return tf.tidy(() => {
     const m = tf.cast(inputMask, 'float32');
     const tokens = tf.maximum(tf.sum(m, 1, true), 1); // [B, 1]
@@ -45,6 +47,7 @@ export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2
  * (1 on S, all zero on rows without a tap, which do not count). 0 when no row has a target.
  */
 export function groundingLoss(attention: tf.Tensor3D, inputMask: tf.Tensor2D, targets: tf.Tensor2D): tf.Scalar {
+  if (hasFused('groundingLoss')) return fusedGroundingLoss(attention, inputMask, targets);
   return tf.tidy(() => {
     const hit = tf.sum(tf.mul(meanTokenAttention(attention, inputMask), targets), 1); // [B]
     const counted = tf.cast(tf.greater(tf.sum(targets, 1), 0), 'float32');
