@@ -59,6 +59,11 @@ napi_value AdamWEntry(napi_env env, napi_callback_info info) {
   if (!a.ok()) return nullptr;
   for (int i = 1; i < 7; ++i)
     if (!a.Require(x[i].length == x[0].length, "all arrays must have the same length")) return nullptr;
+  // The kernel reads and writes through non-aliasing pointers.
+  const auto overlap = [](const Floats& u, const Floats& w) { return u.data < w.data + w.length && w.data < u.data + u.length; };
+  for (int o = 4; o < 7; ++o)
+    for (int i = 0; i < o; ++i)
+      if (!a.Require(!overlap(x[o], x[i]), "outputs must not overlap the inputs or each other")) return nullptr;
   const AdamWStep s{static_cast<float>(h[0]), static_cast<float>(h[1]), static_cast<float>(h[2]),
                     static_cast<float>(h[3]), static_cast<float>(h[4]), static_cast<float>(h[5]),
                     static_cast<float>(1.0 - h[6]), static_cast<float>(h[7])};
@@ -246,6 +251,130 @@ napi_value AttentionGradEntry(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// Reads the bias arguments (table, buckets, keyMask) at `at`, at+1, at+2 into s; checks them.
+bool ReadBias(Args& a, size_t at, AttentionShape* s) {
+  const Floats table = a.Floats(at, "table", true);
+  const Ints buckets = a.Ints(at + 1, "buckets", true);
+  size_t maskLength = 0;
+  s->keyMask = a.MaskArg(at + 2, "keyMask", &maskLength);
+  if (!a.ok() || !a.Require(bool(table) == bool(buckets), "table and buckets must be both given or both null") ||
+      !a.Require(!s->keyMask.present() || maskLength == static_cast<size_t>(s->batch * s->lk), "keyMask must hold batch·lk entries")) {
+    return false;
+  }
+  if (!table) return true;
+  if (!a.Require(table.length % s->heads == 0, "table must be [numBuckets, heads]")) return false;
+  s->table = table.data;
+  s->buckets = buckets.data;
+  s->numBuckets = static_cast<int64_t>(table.length) / s->heads;
+  return CheckBuckets(a, *s, buckets);
+}
+
+// x [batch·lq, d], src [batch·lk, d] or null (self), four weights; shared checks of the layer entries.
+bool CheckLayer(Args& a, const AttentionShape& s, int64_t d, const Floats& x, const Floats& src, const Floats* w) {
+  const double width = static_cast<double>(s.heads) * s.dk;
+  return a.Require(s.batch > 0 && s.lq > 0 && s.lk > 0 && s.heads > 0 && s.dk > 0 && d > 0, "batch, lq, lk, heads, dk and d must be positive") &&
+         a.Require(x.length == 1.0 * s.batch * s.lq * d && (src ? src.length == 1.0 * s.batch * s.lk * d : s.lq == s.lk) &&
+                       w[0].length == width * d && w[1].length == width * d && w[2].length == width * d && w[3].length == width * d,
+                   "array lengths do not match batch, lq, lk, heads, dk, d");
+}
+
+napi_value AttentionLayerEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 25, "attentionLayer(x, src, wq, wk, wv, wo, y, q, k, v, ctx, probs, table, buckets, keyMask, batch, lq, lk, heads, dk, d, causal, queryOffset, rate, seed)");
+  const Floats x = a.Floats(0, "x"), src = a.Floats(1, "src", true);
+  const Floats w[4] = {a.Floats(2, "wq"), a.Floats(3, "wk"), a.Floats(4, "wv"), a.Floats(5, "wo")};
+  const Floats y = a.Floats(6, "y"), q = a.Floats(7, "q"), k = a.Floats(8, "k"), v = a.Floats(9, "v"), ctx = a.Floats(10, "ctx"), probs = a.Floats(11, "probs");
+  AttentionShape s{};
+  s.batch = a.Int(15, "batch");
+  s.lq = a.Int(16, "lq");
+  s.lk = a.Int(17, "lk");
+  s.heads = a.Int(18, "heads");
+  s.dk = a.Int(19, "dk");
+  const int64_t d = a.Int(20, "d");
+  s.causal = a.Bool(21, "causal");
+  s.queryOffset = a.Int(22, "queryOffset");
+  const DropoutSpec drop = Drop(a, 23, 24);
+  if (!a.ok() || !CheckLayer(a, s, d, x, src, w) || !CheckAttention(a, s, q, k, v, probs) ||
+      !a.Require(y.length == x.length && ctx.length == q.length, "y must be like x and ctx like q") || !ReadBias(a, 12, &s)) {
+    return nullptr;
+  }
+  AttentionLayer(x.data, src.data, {w[0].data, w[1].data, w[2].data, w[3].data}, {y.data, q.data, k.data, v.data, ctx.data, probs.data}, d, s, drop);
+  return nullptr;
+}
+
+napi_value AttentionLayerGradEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 28, "attentionLayerGrad(dy, x, src, wq, wk, wv, wo, q, k, v, ctx, probs, dx, dsrc, dwq, dwk, dwv, dwo, dTable, buckets, batch, lq, lk, heads, dk, d, rate, seed)");
+  const Floats dy = a.Floats(0, "dy"), x = a.Floats(1, "x"), src = a.Floats(2, "src", true);
+  const Floats w[4] = {a.Floats(3, "wq"), a.Floats(4, "wk"), a.Floats(5, "wv"), a.Floats(6, "wo")};
+  const Floats q = a.Floats(7, "q"), k = a.Floats(8, "k"), v = a.Floats(9, "v"), ctx = a.Floats(10, "ctx"), probs = a.Floats(11, "probs");
+  const Floats dx = a.Floats(12, "dx"), dsrc = a.Floats(13, "dsrc", true);
+  const Floats dw[4] = {a.Floats(14, "dwq"), a.Floats(15, "dwk"), a.Floats(16, "dwv"), a.Floats(17, "dwo")};
+  const Floats dTable = a.Floats(18, "dTable", true);
+  const Ints buckets = a.Ints(19, "buckets", true);
+  AttentionShape s{};
+  s.batch = a.Int(20, "batch");
+  s.lq = a.Int(21, "lq");
+  s.lk = a.Int(22, "lk");
+  s.heads = a.Int(23, "heads");
+  s.dk = a.Int(24, "dk");
+  const int64_t d = a.Int(25, "d");
+  const DropoutSpec drop = Drop(a, 26, 27);
+  if (!a.ok() || !CheckLayer(a, s, d, x, src, w) || !CheckAttention(a, s, q, k, v, probs) ||
+      !a.Require(dy.length == x.length && dx.length == x.length && ctx.length == q.length && bool(dsrc) == bool(src) &&
+                     (!src || dsrc.length == src.length) && dw[0].length == w[0].length && dw[1].length == w[1].length &&
+                     dw[2].length == w[2].length && dw[3].length == w[3].length,
+                 "gradient lengths must match their inputs'") ||
+      !a.Require(bool(dTable) == bool(buckets), "dTable and buckets must be both given or both null")) {
+    return nullptr;
+  }
+  if (dTable) {
+    if (!a.Require(dTable.length % s.heads == 0, "dTable must be [numBuckets, heads]")) return nullptr;
+    s.buckets = buckets.data;
+    s.numBuckets = static_cast<int64_t>(dTable.length) / s.heads;
+    if (!CheckBuckets(a, s, buckets)) return nullptr;
+  }
+  AttentionLayerGrad(dy.data, x.data, src.data, {w[0].data, w[1].data, w[2].data, w[3].data},
+                     {q.data, k.data, v.data, ctx.data, probs.data},
+                     {dx.data, dsrc.data, dw[0].data, dw[1].data, dw[2].data, dw[3].data, dTable.data}, d, s, drop);
+  return nullptr;
+}
+
+// x [n, in], w [out, in]: n from x's length.
+bool LinearShape(Args& a, const Floats& x, const Floats& w, int64_t in, int64_t* n, int64_t* out) {
+  if (!a.Require(in > 0 && x.length % in == 0 && w.length % in == 0 && w.length > 0, "x must be [n, in] and w [out, in]")) return false;
+  *n = static_cast<int64_t>(x.length) / in;
+  *out = static_cast<int64_t>(w.length) / in;
+  return true;
+}
+
+napi_value LinearEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 5, "linear(x, w, bias, y, in)");
+  const Floats x = a.Floats(0, "x"), w = a.Floats(1, "w"), bias = a.Floats(2, "bias", true), y = a.Floats(3, "y");
+  const int64_t in = a.Int(4, "in");
+  int64_t n = 0, out = 0;
+  if (!a.ok() || !LinearShape(a, x, w, in, &n, &out) ||
+      !a.Require(y.length == static_cast<size_t>(n * out) && (!bias || bias.length == static_cast<size_t>(out)), "y must be [n, out] and bias [out]")) {
+    return nullptr;
+  }
+  Linear(x.data, w.data, bias.data, y.data, n, in, out);
+  return nullptr;
+}
+
+napi_value LinearGradEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 7, "linearGrad(dy, x, w, dx, dw, dbias, in)");
+  const Floats dy = a.Floats(0, "dy"), x = a.Floats(1, "x"), w = a.Floats(2, "w"), dx = a.Floats(3, "dx"), dw = a.Floats(4, "dw");
+  const Floats dbias = a.Floats(5, "dbias", true);
+  const int64_t in = a.Int(6, "in");
+  int64_t n = 0, out = 0;
+  if (!a.ok() || !LinearShape(a, x, w, in, &n, &out) ||
+      !a.Require(dy.length == static_cast<size_t>(n * out) && dx.length == x.length && dw.length == w.length &&
+                     (!dbias || dbias.length == static_cast<size_t>(out)),
+                 "gradient lengths must match their inputs'")) {
+    return nullptr;
+  }
+  LinearGrad(dy.data, x.data, w.data, dx.data, dw.data, dbias.data, n, in, out);
+  return nullptr;
+}
+
 bool CheckLabels(Args& a, const Ints& labels, int64_t vocab, int32_t ignoreIndex) {
   for (size_t r = 0; r < labels.length; ++r) {
     const int32_t l = labels.data[r];
@@ -428,6 +557,10 @@ napi_value Init(napi_env env, napi_value exports) {
       {"feedForwardGrad", FeedForwardGradEntry},
       {"attention", AttentionEntry},
       {"attentionGrad", AttentionGradEntry},
+      {"attentionLayer", AttentionLayerEntry},
+      {"attentionLayerGrad", AttentionLayerGradEntry},
+      {"linear", LinearEntry},
+      {"linearGrad", LinearGradEntry},
       {"crossEntropy", CrossEntropyEntry},
       {"crossEntropyGrad", CrossEntropyGradEntry},
       {"embedding", EmbeddingEntry},

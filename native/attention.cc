@@ -50,29 +50,53 @@ GemmArgs Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
   return g;
 }
 
-// The bias of score (i, j) for head h of batch row b: position + key mask + causal, summed in
-// that order (as the JS model adds its bias tensors).
-inline float Bias(const AttentionShape& s, int64_t b, int64_t h, int64_t i, int64_t j) {
-  float bias = s.table ? s.table[static_cast<int64_t>(s.buckets[i * s.lk + j]) * s.heads + h] : 0.0f;
-  if (s.keyMask.present()) bias += (1.0f - s.keyMask.at(b * s.lk + j)) * kMasked;
-  if (s.causal && j > i + s.queryOffset) bias += kMasked;
-  return bias;
+// The bias of row i of head h of batch row b into bias[lk]: position + key mask + causal,
+// summed in that order (as the JS model adds its bias tensors) before the scores get it.
+AUTOUI_VECTORIZE void RowBias(const AttentionShape& s, int64_t b, int64_t h, int64_t i, float* bias) {
+  const int64_t lk = s.lk;
+  if (s.table) {
+    const int32_t* buckets = s.buckets + i * lk;
+    const float* table = s.table + h;
+    for (int64_t j = 0; j < lk; ++j) bias[j] = table[static_cast<int64_t>(buckets[j]) * s.heads];
+  } else {
+    std::fill(bias, bias + lk, 0.0f);
+  }
+  if (s.keyMask.i32) {
+    const int32_t* m = s.keyMask.i32 + b * lk;
+    for (int64_t j = 0; j < lk; ++j) bias[j] += (1.0f - static_cast<float>(m[j])) * kMasked;
+  } else if (s.keyMask.f32) {
+    const float* m = s.keyMask.f32 + b * lk;
+    for (int64_t j = 0; j < lk; ++j) bias[j] += (1.0f - m[j]) * kMasked;
+  }
+  if (s.causal)
+    for (int64_t j = std::max<int64_t>(0, i + s.queryOffset + 1); j < lk; ++j) bias[j] += kMasked;
 }
 
-// Row i of the scores in place → softmax probabilities.
-void SoftmaxRow(const AttentionShape& s, const Pair& p, int64_t i, float* row) {
-  const bool biased = s.table || s.keyMask.present() || s.causal;
-  float max = -INFINITY;
-  for (int64_t j = 0; j < s.lk; ++j) {
-    if (biased) row[j] = row[j] + Bias(s, p.b, p.h, i, j);
-    max = std::max(max, row[j]);
+AUTOUI_VECTORIZE void AddRow(float* row, const float* bias, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) row[j] = row[j] + bias[j];
+}
+
+// Row i of the scores in place → softmax probabilities; `bias` is scratch [lk].
+void SoftmaxRow(const AttentionShape& s, const Pair& p, int64_t i, float* row, float* bias) {
+  if (s.table || s.keyMask.present() || s.causal) {
+    RowBias(s, p.b, p.h, i, bias);
+    AddRow(row, bias, s.lk);
   }
-  float sum = 0;
-  for (int64_t j = 0; j < s.lk; ++j) {
-    row[j] = ExpF(row[j] - max);
-    sum += row[j];
+  SoftmaxInPlace(row, s.lk);
+}
+
+AUTOUI_VECTORIZE void DropBlock(const float* P, float* W, int64_t count, uint32_t offset, DropoutMask mask) {
+  for (int64_t e = 0; e < count; ++e) W[e] = P[e] * mask(offset + static_cast<uint32_t>(e));
+}
+
+// dS = P ⊙ (dP − rowsum(dP ⊙ P)) over an [lq, lk] block.
+AUTOUI_VECTORIZE void SoftmaxGradBlock(const float* P, const float* dP, float* dS, int64_t lq, int64_t lk) {
+  for (int64_t i = 0; i < lq; ++i) {
+    const float* Pi = P + i * lk;
+    const float* dPi = dP + i * lk;
+    const float dot = Dot(dPi, Pi, lk);
+    for (int64_t j = 0; j < lk; ++j) dS[i * lk + j] = Pi[j] * (dPi[j] - dot);
   }
-  for (int64_t j = 0; j < s.lk; ++j) row[j] = row[j] / sum;
 }
 
 }  // namespace
@@ -84,15 +108,16 @@ void Attention(const float* q, const float* k, const float* v, float* out, float
   const double flops = 4.0 * pairs * block * s.dk;
   ParallelFor(pairs, flops, kMinParallelFlops, [&](int64_t from, int64_t to) {
     float* dropped = Scratch(0, static_cast<size_t>(block));
+    float* bias = Scratch(1, static_cast<size_t>(s.lk));
     for (int64_t index = from; index < to; ++index) {
       const Pair p = PairAt(s, index, q, k, v);
       float* P = probs + index * block;
       GemmSerial(Product(false, true, s.lq, s.lk, s.dk, s.scale, p.q, p.ld, p.k, p.ld, P, s.lk));
-      for (int64_t i = 0; i < s.lq; ++i) SoftmaxRow(s, p, i, P + i * s.lk);
+      for (int64_t i = 0; i < s.lq; ++i) SoftmaxRow(s, p, i, P + i * s.lk, bias);
       if (!v) continue;
       const float* W = P;
       if (mask.active()) {
-        for (int64_t e = 0; e < block; ++e) dropped[e] = P[e] * mask(index * block + e);
+        DropBlock(P, dropped, block, static_cast<uint32_t>(index * block), mask);
         W = dropped;
       }
       float* o = out + p.b * s.lq * p.ld + p.h * s.dk;
@@ -119,21 +144,14 @@ void AttentionGrad(const float* dOut, const float* dProbs, const float* q, const
       if (dOut) {
         const float* dO = dOut + p.b * s.lq * p.ld + p.h * s.dk;
         GemmSerial(Product(false, true, s.lq, s.lk, s.dk, 1.0f, dO, p.ld, p.v, p.ld, dP, s.lk));  // dW = dO·vᵀ
-        for (int64_t e = 0; e < block; ++e) W[e] = P[e] * mask(index * block + e);
+        DropBlock(P, W, block, static_cast<uint32_t>(index * block), mask);
         float* dV = dv + p.b * s.lk * p.ld + p.h * s.dk;
         GemmSerial(Product(true, false, s.lk, s.dk, s.lq, 1.0f, W, s.lk, dO, p.ld, dV, p.ld));  // dv = Wᵀ·dO
-        if (mask.active())
-          for (int64_t e = 0; e < block; ++e) dP[e] = dP[e] * mask(index * block + e);
+        if (mask.active()) DropBlock(dP, dP, block, static_cast<uint32_t>(index * block), mask);
       } else {
         std::copy(dProbs + index * block, dProbs + (index + 1) * block, dP);
       }
-      for (int64_t i = 0; i < s.lq; ++i) {
-        const float* Pi = P + i * s.lk;
-        const float* dPi = dP + i * s.lk;
-        float dot = 0;
-        for (int64_t j = 0; j < s.lk; ++j) dot += dPi[j] * Pi[j];
-        for (int64_t j = 0; j < s.lk; ++j) dS[i * s.lk + j] = Pi[j] * (dPi[j] - dot);
-      }
+      SoftmaxGradBlock(P, dP, dS, s.lq, s.lk);
       float* dQ = dq + p.b * s.lq * p.ld + p.h * s.dk;
       float* dK = dk + p.b * s.lk * p.ld + p.h * s.dk;
       GemmSerial(Product(false, false, s.lq, s.dk, s.lk, s.scale, dS, s.lk, p.k, p.ld, dQ, p.ld));  // dq = dS·k

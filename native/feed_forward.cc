@@ -12,15 +12,32 @@ namespace {
 
 constexpr double kMinParallelElements = 32768;
 
+AUTOUI_VECTORIZE void HiddenRange(const float* a, const float* b, float* h, int64_t from, int64_t to, DropoutMask mask) {
+  if (b) {
+    for (int64_t i = from; i < to; ++i) h[i] = (GeluNew(a[i]) * b[i]) * mask(static_cast<uint32_t>(i));
+  } else {
+    for (int64_t i = from; i < to; ++i) h[i] = (a[i] > 0.0f ? a[i] : 0.0f) * mask(static_cast<uint32_t>(i));
+  }
+}
+
+// From dh = dy·Wo in place: dh ← da, and (gated) h ← db.
+AUTOUI_VECTORIZE void HiddenGradRange(const float* a, const float* b, float* dh, float* h, int64_t from, int64_t to,
+                                      DropoutMask mask) {
+  if (b) {
+    for (int64_t i = from; i < to; ++i) {
+      const float g = dh[i] * mask(static_cast<uint32_t>(i));
+      const float s = GeluSigmoid(a[i]);
+      dh[i] = (g * b[i]) * GeluNewGrad(a[i], s);
+      h[i] = g * (a[i] * s);
+    }
+  } else {
+    for (int64_t i = from; i < to; ++i) dh[i] = a[i] > 0.0f ? dh[i] * mask(static_cast<uint32_t>(i)) : 0.0f;
+  }
+}
+
 // h = act(a) [⊙ b] ⊙ mask over [n, dff].
 void Hidden(const float* a, const float* b, float* h, int64_t count, const DropoutMask& mask) {
-  ParallelFor(count, count, kMinParallelElements, [&](int64_t from, int64_t to) {
-    if (b) {
-      for (int64_t i = from; i < to; ++i) h[i] = (GeluNew(a[i]) * b[i]) * mask(i);
-    } else {
-      for (int64_t i = from; i < to; ++i) h[i] = (a[i] > 0.0f ? a[i] : 0.0f) * mask(i);
-    }
-  }, 16);
+  ParallelFor(count, count, kMinParallelElements, [&](int64_t from, int64_t to) { HiddenRange(a, b, h, from, to, mask); }, 16);
 }
 
 }  // namespace
@@ -48,15 +65,7 @@ void FeedForwardGrad(const float* dy, const float* x, const float* wi0, const fl
   Gemm(false, false, s.n, s.dff, s.d, 1.0f, dy, wo, 0.0f, dh);  // dh = dy·Wo
   // In place: dh becomes da, and h (no longer needed) becomes db.
   ParallelFor(count, count, kMinParallelElements, [&](int64_t from, int64_t to) {
-    for (int64_t i = from; i < to; ++i) {
-      const float g = dh[i] * mask(i);
-      if (gated) {
-        dh[i] = (g * b[i]) * GeluNewGrad(a[i]);
-        h[i] = g * GeluNew(a[i]);
-      } else {
-        dh[i] = a[i] > 0.0f ? g : 0.0f;
-      }
-    }
+    HiddenGradRange(a, gated ? b : nullptr, dh, h, from, to, mask);
   }, 16);
   Gemm(true, false, s.dff, s.d, s.n, 1.0f, dh, x, 0.0f, dwi0);  // dWi0 = daᵀ·x
   Gemm(false, false, s.n, s.d, s.dff, 1.0f, dh, wi0, 0.0f, dx);  // dx = da·Wi0

@@ -35,6 +35,7 @@ void RmsNormGrad(const float* dy, const float* x, const float* w, float* dx, flo
 struct AdamWStep {
   float lr, beta1, beta2, bc1, bc2, eps, keep, gradScale;
 };
+// The outputs must not overlap the inputs or each other.
 void AdamW(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut, int64_t n,
            const AdamWStep& s);
 // Σ x² in double, summed in fixed chunks so the result does not depend on the thread count.
@@ -75,6 +76,35 @@ void Attention(const float* q, const float* k, const float* v, float* out, float
 // Given dOut (with v) or dProbs (without): dq, dk, dv and, with a table, dTable [numBuckets, heads].
 void AttentionGrad(const float* dOut, const float* dProbs, const float* q, const float* k, const float* v, const float* probs,
                    float* dq, float* dk, float* dv, float* dTable, const AttentionShape& s, DropoutSpec drop);
+
+// ---- attention sub-layer with its projections (attention_layer.cc) ----
+// T5Attention as HF runs it, on rows: q = x·Wqᵀ, k = src·Wkᵀ, v = src·Wvᵀ (src = x for
+// self-attention), ctx = Attention(q, k, v), y = ctx·Woᵀ; Wq/Wk/Wv [heads·dk, d], Wo [d, heads·dk].
+// Writes q, k, v, ctx and probs for the backward pass.
+struct AttentionWeights {
+  const float *q, *k, *v, *o;
+};
+struct AttentionLayerOut {
+  float *y, *q, *k, *v, *ctx, *probs;
+};
+void AttentionLayer(const float* x, const float* src, const AttentionWeights& w, const AttentionLayerOut& out, int64_t d,
+                    const AttentionShape& s, DropoutSpec drop);
+struct AttentionLayerGrads {
+  float *dx, *dsrc, *dq, *dk, *dv, *do_, *dTable;  // dsrc null for self-attention (its part goes to dx)
+};
+struct AttentionLayerSaved {
+  const float *q, *k, *v, *ctx, *probs;
+};
+void AttentionLayerGrad(const float* dy, const float* x, const float* src, const AttentionWeights& w,
+                        const AttentionLayerSaved& saved, const AttentionLayerGrads& g, int64_t d, const AttentionShape& s,
+                        DropoutSpec drop);
+
+// ---- linear layer (elementwise.cc) ----
+// y[n, out] = x[n, in]·Wᵀ (+ bias).
+void Linear(const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t in, int64_t out);
+// dx = dy·W, dW = dyᵀ·x, dbias = Σ_rows dy (when bias gradients are wanted).
+void LinearGrad(const float* dy, const float* x, const float* w, float* dx, float* dw, float* dbias, int64_t n, int64_t in,
+                int64_t out);
 
 // ---- losses and lookups (losses.cc) ----
 // Per-token softmax cross-entropy of logits [n, vocab]: loss = log Σ e^z − z[label] (0 where

@@ -18,12 +18,18 @@ struct RowPartition {
   float max, sum;
 };
 
-RowPartition Partition(const float* z, int64_t vocab) {
+// e^{z − max} goes to `scratch` [vocab].
+RowPartition Partition(const float* z, int64_t vocab, float* scratch) {
   float max = -INFINITY;
   for (int64_t j = 0; j < vocab; ++j) max = std::max(max, z[j]);
-  float sum = 0;
-  for (int64_t j = 0; j < vocab; ++j) sum += ExpF(z[j] - max);
-  return {max, sum};
+  return {max, ExpShifted(z, max, scratch, vocab)};
+}
+
+// d = (e/sum − onehot(label))·scale; e may be d itself.
+AUTOUI_VECTORIZE void SoftmaxMinusOneHot(const float* e, float sum, int32_t label, float scale, float* d, int64_t vocab) {
+  const float atLabel = e[label] / sum;
+  for (int64_t j = 0; j < vocab; ++j) d[j] = (e[j] / sum) * scale;
+  d[label] = (atLabel - 1.0f) * scale;
 }
 
 // Σ_t m_t over row b, at least 1 (a row without real tokens averages nothing).
@@ -33,13 +39,22 @@ float TokenCount(Mask mask, int64_t b, int64_t l) {
   return std::max(n, 1.0f);
 }
 
+AUTOUI_VECTORIZE void ScaleRow(const float* x, float* y, int64_t d, uint32_t offset, DropoutMask mask) {
+  for (int64_t j = 0; j < d; ++j) y[j] = x[j] * mask(offset + static_cast<uint32_t>(j));
+}
+
+AUTOUI_VECTORIZE void AddScaledRow(const float* x, float* y, int64_t d, uint32_t offset, DropoutMask mask) {
+  for (int64_t j = 0; j < d; ++j) y[j] += x[j] * mask(offset + static_cast<uint32_t>(j));
+}
+
 }  // namespace
 
 void CrossEntropy(const float* logits, const int32_t* labels, float* loss, int64_t n, int64_t vocab, int32_t ignoreIndex) {
   ParallelFor(n, n * vocab, kMinParallelElements, [&](int64_t from, int64_t to) {
+    float* e = Scratch(0, static_cast<size_t>(vocab));
     for (int64_t r = from; r < to; ++r) {
       const float* z = logits + r * vocab;
-      const RowPartition part = Partition(z, vocab);
+      const RowPartition part = Partition(z, vocab, e);
       loss[r] = labels[r] == ignoreIndex ? 0.0f : (part.max + std::log(part.sum)) - z[labels[r]];
     }
   });
@@ -56,11 +71,8 @@ void CrossEntropyGrad(const float* dloss, const float* logits, const int32_t* la
         std::fill(d, d + vocab, 0.0f);
         continue;
       }
-      const float* z = logits + r * vocab;
-      const RowPartition part = Partition(z, vocab);
-      const float scale = dloss[r];
-      for (int64_t j = 0; j < vocab; ++j) d[j] = (ExpF(z[j] - part.max) / part.sum) * scale;
-      d[labels[r]] = (ExpF(z[labels[r]] - part.max) / part.sum - 1.0f) * scale;
+      const RowPartition part = Partition(logits + r * vocab, vocab, d);  // e^{z − max} lands in d
+      SoftmaxMinusOneHot(d, part.sum, labels[r], dloss[r], d, vocab);
     }
   });
 }
@@ -74,7 +86,7 @@ void Embedding(const float* table, const int32_t* ids, float* y, int64_t n, int6
       if (!mask.active()) {
         std::memcpy(out, row, sizeof(float) * d);
       } else {
-        for (int64_t j = 0; j < d; ++j) out[j] = row[j] * mask(r * d + j);
+        ScaleRow(row, out, d, static_cast<uint32_t>(r * d), mask);
       }
     }
   });
@@ -87,7 +99,7 @@ void EmbeddingGrad(const float* dy, const int32_t* ids, float* dtable, int64_t n
     for (int64_t v = 0; v < vocab; ++v) std::fill(dtable + v * d + j0, dtable + v * d + j1, 0.0f);
     for (int64_t r = 0; r < n; ++r) {
       float* row = dtable + static_cast<int64_t>(ids[r]) * d;
-      for (int64_t j = j0; j < j1; ++j) row[j] += dy[r * d + j] * mask(r * d + j);
+      AddScaledRow(dy + r * d + j0, row + j0, j1 - j0, static_cast<uint32_t>(r * d + j0), mask);
     }
   }, 16);
 }

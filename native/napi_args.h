@@ -48,7 +48,7 @@ class Args {
   void Fail(bool range, const std::string& message);
 
   napi_env env_;
-  napi_value argv_[24];
+  napi_value argv_[32];
   size_t count_ = 0;
   std::string signature_;
   bool ok_ = true;

@@ -27,7 +27,9 @@ void ParallelFor(int64_t n, double work, double minWork, const std::function<voi
 bool InParallelRegion();
 
 // A float buffer private to the calling thread, reused across calls; `slot` tells apart the
-// buffers one kernel needs at the same time. Contents are undefined on return.
+// buffers one kernel needs at the same time. Contents are undefined on return. Kernels that call
+// each other use disjoint slots: attention.cc 0–3, ColumnSums 4, attention_layer.cc 8–11 (it
+// calls attention.cc); the others (0–3) call no kernel that takes scratch.
 float* Scratch(int slot, size_t count);
 
 }  // namespace autoui

@@ -2,14 +2,15 @@ import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
-import { attentionBias, multiHeadAttention, type BiasSpec } from '../src/model/attention.js';
+import { attentionBias, attentionLayer, multiHeadAttention, type BiasSpec } from '../src/model/attention.js';
 import { AutoUiModel, type AutoUiBatch } from '../src/model/autoui.js';
 import { screenAttentionWeights } from '../src/model/fusion.js';
 import { groundingLoss, meanTokenAttention } from '../src/model/grounding.js';
-import { embed, feedForward, residual, rmsNorm, tokenCrossEntropy, type DropoutRng } from '../src/model/layers.js';
+import { dense, embed, feedForward, linear, residual, rmsNorm, tokenCrossEntropy, type DropoutRng } from '../src/model/layers.js';
 import { loadNativeBlas } from '../src/native/blas.js';
 import { fusedDropout, hasFused } from '../src/native/fused_ops.js';
 import { disableFusedKernels, disableNativeKernels, enableFusedKernels, enableNativeKernels } from '../src/native/kernels.js';
+import { AdamW } from '../src/train/adamw.js';
 import { microConfig, randomBatch, rng } from './model_fixtures.js';
 
 /*
@@ -130,6 +131,15 @@ describe.skipIf(!blas)('fused native kernels against the tfjs op chains', () => 
     }), { numRuns: 15 });
   });
 
+  it.each(BACKENDS)('linear layer, with and without bias (%s)', async (backend) => {
+    await fc.assert(fc.asyncProperty(small(9), small(20), small(20), fc.boolean(), fc.integer({ min: 0, max: 999 }), async (n, inDim, out, biased, seed) => {
+      await compare(backend, `linear n=${n} in=${inDim} out=${out} bias=${biased}`, () => ({
+        f: biased ? (x, w, b) => dense(x as tf.Tensor2D, w as tf.Tensor2D, b as tf.Tensor1D) : (x, w) => linear(x as tf.Tensor2D, w as tf.Tensor2D),
+        xs: [rand([n, inDim], seed, 2), rand([out, inDim], seed + 1), ...(biased ? [rand([out], seed + 2)] : [])],
+      }));
+    }), { numRuns: 15 });
+  });
+
   const attentionCase = fc.record({
     batch: small(3), heads: small(3), dk: small(6), lq: small(6), extra: fc.integer({ min: 0, max: 3 }),
     position: fc.constantFrom('none', 'encoder', 'decoder'), masked: fc.boolean(), rate, seed: fc.integer({ min: 0, max: 999 }),
@@ -152,6 +162,34 @@ describe.skipIf(!blas)('fused native kernels against the tfjs op chains', () => 
         if (c.position !== 'none') xs.push(rand([buckets, c.heads], c.seed + 3));
         return {
           f: (q, k, v, table) => multiHeadAttention(q as tf.Tensor2D, { keys: k as tf.Tensor2D, values: v as tf.Tensor2D }, c.batch, c.heads, attentionBias(spec(table)), dropoutRng(c.rate, c.seed)),
+          xs,
+        };
+      });
+    }), { numRuns: 25 });
+  });
+
+  it.each(BACKENDS)('whole attention sub-layer with projections: self (position bias, mask, causal) and cross (%s)', async (backend) => {
+    await fc.assert(fc.asyncProperty(attentionCase, small(7), async (c, d) => {
+      const cross = c.position === 'none';
+      const causal = c.position === 'decoder';
+      const lk = cross ? c.lq + c.extra : c.lq;
+      const width = c.heads * c.dk;
+      await compare(backend, `attention layer ${JSON.stringify({ ...c, d })}`, () => {
+        const mask = c.masked ? tf.tensor2d(maskValues(c.batch, lk, c.seed), [c.batch, lk], 'int32') : undefined;
+        const spec = (table?: tf.Tensor): BiasSpec => ({
+          queryLength: c.lq, keyLength: lk, keyMask: mask, causal,
+          ...(table ? { position: { table: table as tf.Tensor2D, bidirectional: c.position === 'encoder', maxDistance: 9 } } : {}),
+        });
+        const weights = [rand([width, d], c.seed + 4), rand([width, d], c.seed + 5), rand([width, d], c.seed + 6), rand([d, width], c.seed + 7)];
+        const xs = [rand([c.batch * c.lq, d], c.seed, 2), ...(cross ? [rand([c.batch * lk, d], c.seed + 1, 2)] : []), ...weights];
+        if (!cross) xs.push(rand([6, c.heads], c.seed + 3));
+        return {
+          f: (...t) => {
+            const [x, ...rest] = t;
+            const source = cross ? (rest.shift() as tf.Tensor2D) : null;
+            const [q, k, v, o, table] = rest as tf.Tensor2D[];
+            return attentionLayer(x as tf.Tensor2D, source, { q: q!, k: k!, v: v!, o: o! }, c.batch, c.heads, attentionBias(spec(table)), dropoutRng(c.rate, c.seed), linear);
+          },
           xs,
         };
       });
@@ -235,6 +273,8 @@ describe.skipIf(!blas)('fused native kernels against the tfjs op chains', () => 
     expect(() => blas!.crossEntropy(f(6), Int32Array.from([1, 7]), f(2), -100)).toThrow(/label 7/);
     expect(() => blas!.feedForward(f(6), f(6), null, f(5), f(6), f(6), null, 3, 2, 3, 0, 0)).toThrow(RangeError);
     expect(() => blas!.dropout(f(4), f(4), 1, 0)).toThrow(/rate/);
+    const p = f(4);
+    expect(() => blas!.adamw(p, f(4), f(4), f(4), p, f(4), f(4), 1e-3, 0.9, 0.999, 1, 1, 1e-8, 0, 1)).toThrow(/overlap/);
     expect(() => (blas!.dropout as unknown as (...a: unknown[]) => void)(f(4), [1, 2], 0.1, 0)).toThrow(TypeError);
   });
 });
@@ -284,6 +324,30 @@ describe.skipIf(!blas)('the whole model on fused kernels', () => {
     expect(hasFused('attention')).toBe(true);
     expectClose(fused.first, chain.first, 'model loss and gradients');
     fused.again.forEach((g, i) => expect(Buffer.from(g.buffer).equals(Buffer.from(fused.first[i]!.buffer)), `tensor ${i} repeats`).toBe(true));
+  });
+
+  it('a short training run (dropout, AdamW) gives a bit-identical loss curve from the same seed', async () => {
+    await use('wasm', 'fused');
+    const run = () => {
+      const model = new AutoUiModel(microConfig({ dropoutRate: 0.1 }), 8);
+      const weights = model.namedWeights();
+      const opt = new AdamW(weights);
+      const batch = microBatch(model);
+      const losses: number[] = [];
+      for (let step = 0; step < 4; step++) {
+        model.setDropoutSeed(step);
+        const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: 1, refer: 0.5 }), [...weights.values()]);
+        losses.push(value.dataSync()[0]!);
+        opt.apply(new Map([...weights].map(([name, v]) => [name, grads[v.name]!])), 1e-3);
+        tf.dispose([value, ...Object.values(grads)]);
+      }
+      opt.dispose();
+      model.dispose();
+      return losses;
+    };
+    const first = run();
+    expect(first[3]).not.toBe(first[0]);
+    expect(run()).toEqual(first);
   });
 
   it('incremental decoding gives the chains\' logits step by step', async () => {

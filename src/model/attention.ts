@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedAttention, hasFused, type FusedAttentionBias } from '../native/fused_ops.js';
+import { fusedAttention, fusedAttentionLayer, hasFused, type FusedAttentionBias } from '../native/fused_ops.js';
 import { applyDropout, drawDropout, type DropoutRng } from './layers.js';
 import { bucketMatrix, positionBias } from './relative_position.js';
 
@@ -146,6 +146,20 @@ export function attention(
   x: tf.Tensor2D, kv: KeyValues, w: Pick<AttentionWeights, 'q' | 'o'>, batch: number, numHeads: number, bias: AttentionBias, rng: DropoutRng, linear: Linear,
 ): tf.Tensor2D {
   return linear(multiHeadAttention(linear(x, w.q), kv, batch, numHeads, bias, rng), w.o);
+}
+
+/**
+ * The T5 attention sub-layer on rows: x [B·Lq, d] attends over `source` [B·Lk, d] (null: over x
+ * itself) → [B·Lq, d]. Fused, the projections, attention and output projection are one op each way.
+ */
+export function attentionLayer(
+  x: tf.Tensor2D, source: tf.Tensor2D | null, w: AttentionWeights, batch: number, numHeads: number, bias: AttentionBias, rng: DropoutRng, linear: Linear,
+): tf.Tensor2D {
+  if (hasFused('attentionLayer') && hasFused('attention')) {
+    const { rate, seed } = drawDropout(rng);
+    return fusedAttentionLayer(x, source, w, batch, numHeads, bias.fused ?? {}, rate, seed);
+  }
+  return attention(x, projectKeyValues(source ?? x, w, linear), w, batch, numHeads, bias, rng, linear);
 }
 
 /** Keys/values rows [B·t, H·dk] with one more step [B, H·dk] appended per sequence → [B·(t + 1), H·dk]. */

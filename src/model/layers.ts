@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  fusedAddDropout, fusedCrossEntropy, fusedDropout, fusedEmbedding, fusedFeedForward, fusedRmsNorm, hasFused,
+  fusedAddDropout, fusedCrossEntropy, fusedDropout, fusedEmbedding, fusedFeedForward, fusedLinear, fusedRmsNorm, hasFused,
 } from '../native/fused_ops.js';
 import './register_gradients.js';
 
@@ -75,6 +75,7 @@ export function transposeFlagsAreFree(): boolean {
 
 /** y = x Wᵀ for x [n, in] and W [out, in], differentiable, on the backend's fastest matmul form. */
 export function linear(x: tf.Tensor2D, weight: tf.Tensor2D): tf.Tensor2D {
+  if (hasFused('linear')) return fusedLinear(x, weight);
   return transposeFlagsAreFree() ? tf.matMul(x, weight, false, true) : linear2d(x, weight);
 }
 
@@ -91,6 +92,11 @@ export function dense<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor2D, b
   const [out, inDim] = weight.shape;
   if (x.rank === 2 && !bias) return linear(x as unknown as tf.Tensor2D, weight) as unknown as tf.Tensor<R>;
   const lead = x.shape.slice(0, -1);
+  if (hasFused('linear')) {
+    const rows = x.rank === 2 ? (x as unknown as tf.Tensor2D) : (tf.reshape(x, [-1, inDim]) as tf.Tensor2D);
+    const y = fusedLinear(rows, weight, bias);
+    return (x.rank === 2 ? y : tf.reshape(y, [...lead, out])) as unknown as tf.Tensor<R>;
+  }
   let y: tf.Tensor = linear(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weight);
   if (bias) y = tf.add(y, bias);
   return tf.reshape<tf.Rank>(y, [...lead, out]) as tf.Tensor<R>;

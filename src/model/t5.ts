@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  appendKeyValues, attention, attentionBias, projectKeyValues, type AttentionBias, type AttentionWeights, type KeyValues, type Linear,
+  appendKeyValues, attention, attentionBias, attentionLayer, projectKeyValues, type AttentionBias, type AttentionWeights, type KeyValues, type Linear,
 } from './attention.js';
 import type { ModelConfig } from './config.js';
 import { applyDropout, embed, feedForward, linear, residual, rmsNorm, transposeFlagsAreFree, type DropoutRng, type FeedForwardWeights } from './layers.js';
@@ -68,17 +68,19 @@ export function t5Block(w: BlockWeights, x: tf.Tensor2D, ctx: BlockContext): Blo
   const sub = (input: tf.Tensor2D, norm: tf.Tensor1D, f: (h: tf.Tensor2D) => tf.Tensor2D) =>
     residual(input, f(rmsNorm(input, norm, ctx.epsilon)), ctx.rng);
   let cache: KeyValues | undefined;
+  const self = w.selfAttention.weights;
   x = sub(x, w.selfAttention.norm, (h) => {
-    let kv = projectKeyValues(h, w.selfAttention.weights, ctx.linear);
-    if (ctx.cache !== undefined) kv = cache = appendKeyValues(ctx.cache, kv, ctx.batch);
-    return attention(h, kv, w.selfAttention.weights, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear);
+    if (ctx.cache === undefined) return attentionLayer(h, null, self, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear);
+    cache = appendKeyValues(ctx.cache, projectKeyValues(h, self, ctx.linear), ctx.batch);
+    return attention(h, cache, self, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear);
   });
   const cross = w.crossAttention;
   if (cross) {
     if (!ctx.cross) throw new Error('t5Block: a decoder block needs the memory in ctx.cross');
-    const { memory, bias } = ctx.cross;
-    const kv = ctx.cross.kv ?? projectKeyValues(memory!, cross.weights, ctx.linear);
-    x = sub(x, cross.norm, (h) => attention(h, kv, cross.weights, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear));
+    const { memory, kv, bias } = ctx.cross;
+    x = sub(x, cross.norm, (h) => (kv
+      ? attention(h, kv, cross.weights, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear)
+      : attentionLayer(h, memory!, cross.weights, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear)));
   }
   x = sub(x, w.feedForward.norm, (h) => feedForward(h, w.feedForward.weights, ctx.rng));
   return { x, cache };

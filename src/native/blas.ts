@@ -77,6 +77,29 @@ export interface NativeBlas {
     dq: Float32Array, dk: Float32Array, dv: Float32Array | null, dTable: Float32Array | null, buckets: Int32Array | null,
     batch: number, lq: number, lk: number, heads: number, dkDim: number, scale: number, rate: number, seed: number,
   ): void;
+  /**
+   * The whole T5 attention sub-layer on rows x [batch·lq, d] over src [batch·lk, d] (null: x):
+   * q = x·wqᵀ, k = src·wkᵀ, v = src·wvᵀ, ctx = attention(q, k, v) as `attention` computes it,
+   * y = ctx·woᵀ. Writes q, k, v, ctx and probs for the backward pass.
+   */
+  attentionLayer(
+    x: Float32Array, src: Float32Array | null, wq: Float32Array, wk: Float32Array, wv: Float32Array, wo: Float32Array,
+    y: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, ctx: Float32Array, probs: Float32Array,
+    table: Float32Array | null, buckets: Int32Array | null, keyMask: MaskArray | null,
+    batch: number, lq: number, lk: number, heads: number, dk: number, d: number, causal: boolean, queryOffset: number, rate: number, seed: number,
+  ): void;
+  /** Backward of attentionLayer: dx (and dsrc when src was given), the four weight gradients, dTable with buckets. */
+  attentionLayerGrad(
+    dy: Float32Array, x: Float32Array, src: Float32Array | null, wq: Float32Array, wk: Float32Array, wv: Float32Array, wo: Float32Array,
+    q: Float32Array, k: Float32Array, v: Float32Array, ctx: Float32Array, probs: Float32Array,
+    dx: Float32Array, dsrc: Float32Array | null, dwq: Float32Array, dwk: Float32Array, dwv: Float32Array, dwo: Float32Array,
+    dTable: Float32Array | null, buckets: Int32Array | null,
+    batch: number, lq: number, lk: number, heads: number, dk: number, d: number, rate: number, seed: number,
+  ): void;
+  /** y [n, out] = x [n, in]·wᵀ (+ bias [out]). */
+  linear(x: Float32Array, w: Float32Array, bias: Float32Array | null, y: Float32Array, inDim: number): void;
+  /** dx = dy·w, dw = dyᵀ·x, dbias = Σ_rows dy (when given). */
+  linearGrad(dy: Float32Array, x: Float32Array, w: Float32Array, dx: Float32Array, dw: Float32Array, dbias: Float32Array | null, inDim: number): void;
   /** Per-row loss = log Σ e^logits − logits[label] (0 where label = ignoreIndex). */
   crossEntropy(logits: Float32Array, labels: Int32Array, loss: Float32Array, ignoreIndex: number): void;
   /** dlogits = (softmax − onehot(label))·dloss per row. */

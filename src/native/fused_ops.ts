@@ -23,6 +23,10 @@ export const FUSED = {
   feedForwardGrad: 'AutouiFeedForwardGrad',
   attention: 'AutouiAttention',
   attentionGrad: 'AutouiAttentionGrad',
+  attentionLayer: 'AutouiAttentionLayer',
+  attentionLayerGrad: 'AutouiAttentionLayerGrad',
+  linear: 'AutouiLinear',
+  linearGrad: 'AutouiLinearGrad',
   attentionProbs: 'AutouiAttentionProbs',
   attentionProbsGrad: 'AutouiAttentionProbsGrad',
   crossEntropy: 'AutouiCrossEntropy',
@@ -44,6 +48,8 @@ export const FUSED_OPS = {
   rmsNorm: [FUSED.rmsNorm, FUSED.rmsNormGrad],
   feedForward: [FUSED.feedForward, FUSED.feedForwardGrad],
   attention: [FUSED.attention, FUSED.attentionGrad],
+  attentionLayer: [FUSED.attentionLayer, FUSED.attentionLayerGrad],
+  linear: [FUSED.linear, FUSED.linearGrad],
   attentionProbs: [FUSED.attentionProbs, FUSED.attentionProbsGrad],
   crossEntropy: [FUSED.crossEntropy, FUSED.crossEntropyGrad],
   embedding: [FUSED.embedding, FUSED.embeddingGrad],
@@ -124,6 +130,15 @@ function registerGradients(): void {
       const [x, weight] = saved as [tf.Tensor, tf.Tensor];
       const [dx, dw] = run(FUSED.rmsNormGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
       return { x: () => dx!, weight: () => dw! };
+    },
+  });
+  grad({
+    kernelName: FUSED.linear,
+    inputsToSave: ['x', 'weight'],
+    gradFunc: (dy, saved, attrs) => {
+      const [x, weight] = saved as [tf.Tensor, tf.Tensor];
+      const grads = run(FUSED.linearGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
+      return { x: () => grads[0]!, weight: () => grads[1]!, bias: () => grads[2]! };
     },
   });
   grad({
@@ -257,6 +272,57 @@ export function fusedAttention(
       },
     };
   }) as tf.Tensor2D;
+}
+
+/** Attention projections in HF layout: q, k, v [H·dk, d]; o [d, H·dk]. */
+export interface FusedAttentionWeights {
+  q: tf.Tensor2D;
+  k: tf.Tensor2D;
+  v: tf.Tensor2D;
+  o: tf.Tensor2D;
+}
+
+/**
+ * The whole T5 attention sub-layer on rows: x [B·Lq, d] attends over `source` [B·Lk, d] (null:
+ * self-attention over x) → o·attention(q·x, k·source, v·source) [B·Lq, d].
+ */
+export function fusedAttentionLayer(
+  x: tf.Tensor2D, source: tf.Tensor2D | null, w: FusedAttentionWeights, batch: number, numHeads: number, bias: FusedAttentionBias, rate: number, seed: number,
+): tf.Tensor2D {
+  const attrs: AttentionAttrs = {
+    batch, numHeads, scale: 1, rate, seed,
+    causal: bias.causal ?? false,
+    queryOffset: bias.queryOffset ?? 0,
+    buckets: bias.position?.buckets ?? null,
+    numBuckets: bias.position?.table.shape[0] ?? 0,
+  };
+  const table = bias.position?.table;
+  const mask = bias.keyMask ? maskInput(bias.keyMask) : undefined;
+  const inputs = [x, ...(source ? [source] : []), w.q, w.k, w.v, w.o, ...(table ? [table] : [])];
+  const named = (ts: tf.Tensor[]): Inputs => {
+    const [sx, ...rest] = ts;
+    const src = source ? rest.shift()! : undefined;
+    const [wq, wk, wv, wo] = rest as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+    return { x: sx!, ...(src ? { src } : {}), wq, wk, wv, wo };
+  };
+  return customGradList(inputs, (save) => {
+    const [y, q, k, v, ctx, probs] = run(FUSED.attentionLayer, { ...named(inputs), ...(table ? { table } : {}), ...(mask ? { keyMask: mask } : {}) }, attrs);
+    const layerInputs = inputs.slice(0, source ? 6 : 5);
+    save([...layerInputs, q!, k!, v!, ctx!, probs!]);
+    return {
+      value: y!,
+      gradFunc: (dy, saved) => {
+        const n = layerInputs.length;
+        const [sq, sk, sv, sctx, sprobs] = saved.slice(n) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+        return run(FUSED.attentionLayerGrad, { dy, ...named(saved.slice(0, n)), q: sq, k: sk, v: sv, ctx: sctx, probs: sprobs }, attrs);
+      },
+    };
+  }) as tf.Tensor2D;
+}
+
+/** y [n, out] = x [n, in]·Wᵀ (+ bias) for an HF weight W [out, in], in one op each way. */
+export function fusedLinear(x: tf.Tensor2D, weight: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor2D {
+  return run1(FUSED.linear, { x, weight, ...(bias ? { bias } : {}) }, { hasBias: bias !== undefined }) as tf.Tensor2D;
 }
 
 /** softmax(scale·q·kᵀ + key-mask bias) for one head: q [B, Lq, d], k [B, Lk, d] → [B, Lq, Lk]. */

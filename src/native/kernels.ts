@@ -155,10 +155,10 @@ function adamwKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFu
     const mem = memoryOf(backendName, args.backend);
     const outs = [p, m, v].map((t) => mem.allocate([...t.shape]));
     // Views after every allocation: on wasm an allocation may grow (and move) the heap.
-    const views = [p, g, m, v].map((t) => mem.view(t));
+    const views = [p, g, m, v, ...outs.map((o) => o.info)].map((t) => mem.view(t));
     if (views.some((x) => !x)) throw new Error(`${ADAMW_KERNEL}: inputs must be float32`);
-    const [pv, gv, mv, vv] = views as Float32Array[];
-    blas.adamw(pv!, gv!, mv!, vv!, outs[0]!.values, outs[1]!.values, outs[2]!.values, a.lr, a.beta1, a.beta2, a.bc1, a.bc2, a.epsilon, a.decay, a.gradScale);
+    const [pv, gv, mv, vv, po, mo, vo] = views as Float32Array[];
+    blas.adamw(pv!, gv!, mv!, vv!, po!, mo!, vo!, a.lr, a.beta1, a.beta2, a.bc1, a.bc2, a.epsilon, a.decay, a.gradScale);
     return outs.map((o) => o.info);
   };
 }

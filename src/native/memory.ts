@@ -12,7 +12,10 @@ import type { MaskArray } from './blas.js';
 export type NativeBackendName = 'cpu' | 'wasm';
 
 export interface TensorMemory {
-  /** A new float32 output tensor and its (uninitialised or zeroed) values. */
+  /**
+   * A new float32 output tensor and its (uninitialised or zeroed) values. On wasm, `values` is
+   * valid only until the next allocation: kernels with several outputs take views after the last.
+   */
   allocate(shape: readonly number[]): { info: tf.TensorInfo; values: Float32Array };
   /** The values of a float32 tensor, or undefined when the tensor is something else. */
   view(t: tf.TensorInfo): Float32Array | undefined;
@@ -67,6 +70,16 @@ export class KernelViews {
     const v = this.mem.view(t);
     if (!v) throw new Error(`${this.kernel}: ${name} must be float32, got ${t.dtype}`);
     return v;
+  }
+
+  /** The values of an output allocated by this kernel (take after the kernel's last allocation). */
+  out(o: { info: tf.TensorInfo }): Float32Array {
+    return this.f32(o.info, 'output');
+  }
+
+  /** An optional output, or null. */
+  outOpt(o: { info: tf.TensorInfo } | undefined): Float32Array | null {
+    return o ? this.out(o) : null;
   }
 
   /** A float32 input, or null when the tensor is absent. */
