@@ -20,43 +20,63 @@
 namespace autoui {
 namespace {
 
-using Task = std::function<void(int, int)>;
+using Chunk = std::function<void(int64_t)>;
 
 // How long an idle helper, and the caller waiting for helpers, spin before sleeping. Kernels of
 // a training step follow each other every few tens of microseconds, and a futex wake-up costs
 // about as much; sleeping after a short spin keeps an idle process from holding a core.
-constexpr auto kSpin = std::chrono::microseconds(40);
+constexpr auto kSpin = std::chrono::microseconds(30);
 
 thread_local bool t_in_region = false;
 
-// Persistent helpers: OpenBLAS gives every new thread its own work buffers (mmap + page faults),
-// so a thread per call is slower than none.
+template <typename Pred>
+bool SpinUntil(Pred ready) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    AUTOUI_PAUSE();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > end) return false;
+  }
+}
+
+// Persistent helpers (OpenBLAS gives every new thread its own work buffers: mmap + page faults,
+// so a thread per call is slower than none) that claim the chunks of a job dynamically.
+//
+// A helper only works on a job it has joined, and the caller closes the job to late joiners once
+// it has run out of chunks: the caller then waits for the helpers that joined, never for one that
+// has not been scheduled yet. On a loaded machine a descheduled helper therefore costs nothing:
+// the caller runs its chunks. Which thread runs a chunk never changes the result.
 class Pool {
  public:
   ~Pool() { Resize(0); }
 
-  // Runs task(slice, slices) for slice in [0, slices), the caller doing slice 0. Returns false
-  // (running nothing) when the pool is in use (a nested call or a second JS thread).
-  bool Run(int slices, const Task& task) {
+  // Runs chunk(i) for i in [0, chunks) on the caller and the helpers (kept at `helpers`). Returns
+  // false (running nothing) when the pool is in use (a nested call or a second JS thread).
+  bool Run(int64_t chunks, int helpers, const Chunk& chunk) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
-    Resize(slices - 1);
-    task_ = &task;
-    slices_ = slices;
-    pending_.store(slices - 1, std::memory_order_relaxed);
+    Resize(helpers);
+    chunk_ = &chunk;
+    chunks_ = chunks;
+    next_.store(0, std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    const uint64_t job = (job_.load(std::memory_order_relaxed) >> kGenShift) + 1;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      generation_.fetch_add(1, std::memory_order_release);
+      job_.store(job << kGenShift, std::memory_order_release);
     }
     wake_.notify_all();
     t_in_region = true;
-    task(0, slices);
+    Work();
     t_in_region = false;
-    if (!SpinUntil([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
+    // Close the job: helpers that have not joined by now stay out of it.
+    const uint64_t joined = job_.fetch_or(kClosed, std::memory_order_acq_rel) & kJoinedMask;
+    const auto done = [&] { return static_cast<uint64_t>(finished_.load(std::memory_order_acquire)) == joined; };
+    if (!SpinUntil(done)) {
       std::unique_lock<std::mutex> lock(mu_);
-      done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+      done_.wait(lock, done);
     }
-    task_ = nullptr;
+    chunk_ = nullptr;
     return true;
   }
 
@@ -66,14 +86,22 @@ class Pool {
   }
 
  private:
-  template <typename Pred>
-  static bool SpinUntil(Pred ready) {
-    const auto end = std::chrono::steady_clock::now() + kSpin;
-    for (int i = 0;; ++i) {
-      if (ready()) return true;
-      AUTOUI_PAUSE();
-      if ((i & 63) == 63 && std::chrono::steady_clock::now() > end) return false;
+  // job_: generation << kGenShift | closed bit | number of helpers that joined.
+  static constexpr int kGenShift = 16;
+  static constexpr uint64_t kClosed = 1u << 15;
+  static constexpr uint64_t kJoinedMask = kClosed - 1;
+
+  void Work() {
+    for (int64_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < chunks_;) (*chunk_)(i);
+  }
+
+  // Joins the job of generation `gen` unless it is closed or already replaced.
+  bool Join(uint64_t gen) {
+    uint64_t word = job_.load(std::memory_order_acquire);
+    while ((word >> kGenShift) == gen && !(word & kClosed)) {
+      if (job_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) return true;
     }
+    return false;
   }
 
   void Resize(int helpers) {
@@ -86,39 +114,37 @@ class Pool {
     for (auto& t : threads_) t.join();
     threads_.clear();
     stop_.store(false, std::memory_order_release);
-    // A helper waits for a generation after the current one: read here, not in Loop, or a helper
-    // scheduled only after Run has published its task would wait for the next one forever.
-    const uint64_t start = generation_.load();
-    for (int i = 1; i <= helpers; ++i) threads_.emplace_back([this, i, start] { Loop(i, start); });
+    const uint64_t seen = job_.load() >> kGenShift;
+    for (int i = 0; i < helpers; ++i) threads_.emplace_back([this, seen] { Loop(seen); });
   }
 
-  void Loop(int slice, uint64_t seen) {
+  void Loop(uint64_t seen) {
     t_in_region = true;
+    const auto fresh = [&] { return stop_.load(std::memory_order_acquire) || (job_.load(std::memory_order_acquire) >> kGenShift) != seen; };
     for (;;) {
-      if (!SpinUntil([&] { return generation_.load(std::memory_order_acquire) != seen || stop_flag(); })) {
+      if (!SpinUntil(fresh)) {
         std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait(lock, [&] { return stop_flag() || generation_.load(std::memory_order_acquire) != seen; });
+        wake_.wait(lock, fresh);
       }
-      if (stop_flag()) return;
-      seen = generation_.load(std::memory_order_acquire);
-      if (slice < slices_) (*task_)(slice, slices_);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mu_);
-        done_.notify_one();
-      }
+      if (stop_.load(std::memory_order_acquire)) return;
+      seen = job_.load(std::memory_order_acquire) >> kGenShift;
+      if (!Join(seen)) continue;
+      Work();
+      finished_.fetch_add(1, std::memory_order_acq_rel);
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.notify_one();
     }
   }
-
-  bool stop_flag() const { return stop_.load(std::memory_order_acquire); }
 
   std::mutex busy_;  // one parallel call at a time
   std::mutex mu_;
   std::condition_variable wake_, done_;
   std::vector<std::thread> threads_;
-  const Task* task_ = nullptr;
-  int slices_ = 0;
-  std::atomic<int> pending_{0};
-  std::atomic<uint64_t> generation_{0};
+  const Chunk* chunk_ = nullptr;
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<uint64_t> job_{0};
   std::atomic<bool> stop_{false};
 };
 
@@ -140,16 +166,18 @@ bool InParallelRegion() { return t_in_region; }
 
 void ParallelFor(int64_t n, double work, double minWork, const std::function<void(int64_t, int64_t)>& body, int64_t align) {
   if (n <= 0) return;
-  int parts = static_cast<int>(std::min<double>(g_threads, std::max(1.0, work / std::max(minWork, 1.0))));
-  parts = static_cast<int>(std::min<int64_t>(parts, (n + align - 1) / align));
+  // The cut depends only on the sizes and the thread count, never on timing; and whichever thread
+  // runs a part, it computes the same bits.
+  const int64_t blocks = (n + align - 1) / align;
+  const int64_t parts = std::min<int64_t>({static_cast<int64_t>(g_threads), blocks,
+                                           static_cast<int64_t>(std::max(1.0, work / std::max(minWork, 1.0)))});
   if (parts > 1 && !t_in_region) {
-    const int64_t blocks = (n + align - 1) / align;
-    const Task task = [&](int slice, int slices) {
-      const int64_t from = std::min(n, blocks * slice / slices * align);
-      const int64_t to = std::min(n, blocks * (slice + 1) / slices * align);
+    const Chunk chunk = [&](int64_t i) {
+      const int64_t from = std::min(n, blocks * i / parts * align);
+      const int64_t to = std::min(n, blocks * (i + 1) / parts * align);
       if (from < to) body(from, to);
     };
-    if (g_pool.Run(parts, task)) return;
+    if (g_pool.Run(parts, g_threads - 1, chunk)) return;
   }
   const bool outer = !t_in_region;
   t_in_region = true;
