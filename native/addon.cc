@@ -196,29 +196,36 @@ bool CheckAttention(Args& a, const AttentionShape& s, const Floats& q, const Flo
                    "array lengths do not match batch, lq, lk, heads, dk");
 }
 
+// Reads the bias arguments (table, buckets, keyMask) at `at`, at+1, at+2 into s; checks them.
+bool ReadBias(Args& a, size_t at, AttentionShape* s) {
+  const Floats table = a.Floats(at, "table", true);
+  const Ints buckets = a.Ints(at + 1, "buckets", true);
+  size_t maskLength = 0;
+  s->keyMask = a.MaskArg(at + 2, "keyMask", &maskLength);
+  if (!a.ok() || !a.Require(bool(table) == bool(buckets), "table and buckets must be both given or both null") ||
+      !a.Require(!s->keyMask.present() || maskLength == static_cast<size_t>(s->batch * s->lk), "keyMask must hold batch·lk entries")) {
+    return false;
+  }
+  if (!table) return true;
+  if (!a.Require(table.length % s->heads == 0, "table must be [numBuckets, heads]")) return false;
+  s->table = table.data;
+  s->buckets = buckets.data;
+  s->numBuckets = static_cast<int64_t>(table.length) / s->heads;
+  return CheckBuckets(a, *s, buckets);
+}
+
 napi_value AttentionEntry(napi_env env, napi_callback_info info) {
   Args a(env, info, 18, "attention(q, k, v, out, probs, table, buckets, keyMask, batch, lq, lk, heads, dk, scale, causal, queryOffset, rate, seed)");
   const Floats q = a.Floats(0, "q"), k = a.Floats(1, "k"), v = a.Floats(2, "v", true), out = a.Floats(3, "out", true);
-  const Floats probs = a.Floats(4, "probs"), table = a.Floats(5, "table", true);
-  const Ints buckets = a.Ints(6, "buckets", true);
-  size_t maskLength = 0;
+  const Floats probs = a.Floats(4, "probs");
   AttentionShape s = ReadAttentionShape(a, 8);
-  s.keyMask = a.MaskArg(7, "keyMask", &maskLength);
   s.causal = a.Bool(14, "causal");
   s.queryOffset = a.Int(15, "queryOffset");
   const DropoutSpec d = Drop(a, 16, 17);
   if (!a.ok() || !CheckAttention(a, s, q, k, v, probs) ||
       !a.Require(bool(v) == bool(out) && (!out || out.length == q.length), "v and out must be both given (out like q) or both null") ||
-      !a.Require(bool(table) == bool(buckets), "table and buckets must be both given or both null") ||
-      !a.Require(!s.keyMask.present() || maskLength == static_cast<size_t>(s.batch * s.lk), "keyMask must hold batch·lk entries")) {
+      !ReadBias(a, 5, &s)) {
     return nullptr;
-  }
-  if (table) {
-    if (!a.Require(table.length % s.heads == 0, "table must be [numBuckets, heads]")) return nullptr;
-    s.table = table.data;
-    s.buckets = buckets.data;
-    s.numBuckets = static_cast<int64_t>(table.length) / s.heads;
-    if (!CheckBuckets(a, s, buckets)) return nullptr;
   }
   Attention(q.data, k.data, v.data, out.data, probs.data, s, d);
   return nullptr;
@@ -249,24 +256,6 @@ napi_value AttentionGradEntry(napi_env env, napi_callback_info info) {
   }
   AttentionGrad(dOut.data, dProbs.data, q.data, k.data, v.data, probs.data, dq.data, dk.data, dv.data, dTable.data, s, d);
   return nullptr;
-}
-
-// Reads the bias arguments (table, buckets, keyMask) at `at`, at+1, at+2 into s; checks them.
-bool ReadBias(Args& a, size_t at, AttentionShape* s) {
-  const Floats table = a.Floats(at, "table", true);
-  const Ints buckets = a.Ints(at + 1, "buckets", true);
-  size_t maskLength = 0;
-  s->keyMask = a.MaskArg(at + 2, "keyMask", &maskLength);
-  if (!a.ok() || !a.Require(bool(table) == bool(buckets), "table and buckets must be both given or both null") ||
-      !a.Require(!s->keyMask.present() || maskLength == static_cast<size_t>(s->batch * s->lk), "keyMask must hold batch·lk entries")) {
-    return false;
-  }
-  if (!table) return true;
-  if (!a.Require(table.length % s->heads == 0, "table must be [numBuckets, heads]")) return false;
-  s->table = table.data;
-  s->buckets = buckets.data;
-  s->numBuckets = static_cast<int64_t>(table.length) / s->heads;
-  return CheckBuckets(a, *s, buckets);
 }
 
 // x [batch·lq, d], src [batch·lk, d] or null (self), four weights; shared checks of the layer entries.

@@ -3,7 +3,7 @@
  * in place of the chain of small tfjs ops the model would otherwise record (see src/model for the
  * chains, which stay the path without the addon). The kernels themselves are registered per
  * backend by src/native/kernels.ts; this file names them, wraps them as differentiable tensor
- * functions, and loads no backend, so the model can ask `fusedKernelsActive()` cheaply.
+ * functions, and loads no backend, so the model can ask `hasFused(op)` cheaply.
  *
  * Gradients: single-output kernels use registered gradient configs. Kernels that also return
  * tensors only the backward pass needs (pre-activations, attention probabilities) are wrapped in
@@ -118,9 +118,11 @@ function registerGradients(): void {
   });
   grad({
     kernelName: FUSED.addDropout,
+    // Never the same tensor object for both inputs: the tape disposes a gradient once it has added
+    // another into it, which would leave the other input with a disposed one (a clone shares the data).
     gradFunc: (dy, _saved, attrs) => ({
       x: () => dy as tf.Tensor,
-      h: () => ((attrs as unknown as DropoutAttrs).rate > 0 ? run1(FUSED.dropout, { x: dy as tf.Tensor }, attrs) : (dy as tf.Tensor)),
+      h: () => ((attrs as unknown as DropoutAttrs).rate > 0 ? run1(FUSED.dropout, { x: dy as tf.Tensor }, attrs) : tf.clone(dy as tf.Tensor)),
     }),
   });
   grad({

@@ -1,8 +1,9 @@
 /**
  * OpenBLAS-backed replacements for the matmul kernels (BatchMatMul and _FusedMatMul) of the tfjs
- * `wasm` and `cpu` backends. Both keep a float32 tensor as one contiguous Float32Array (cpu: in
- * its data store; wasm: a view of the module's heap), so the addon reads the inputs and writes the
- * output in place, with no copies. Matmul gradients are matmuls too, so training takes the fast
+ * `wasm` and `cpu` backends, registered together with the optimiser kernels and the fused training
+ * kernels of fused_ops.ts (fused_kernels.ts). Both backends keep a float32 tensor as one contiguous
+ * Float32Array (cpu: in its data store; wasm: a view of the module's heap), so the addon reads the
+ * inputs and writes the output in place, with no copies. Matmul gradients are matmuls too, so training takes the fast
  * path in both directions.
  *
  * Why wasm as well as cpu: with matmul on BLAS, the rest of a training step dominates, and the cpu
@@ -198,9 +199,10 @@ function sharedIdentityKernel(backendName: NativeBackendName): KernelFunc {
 }
 
 /**
- * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads; returns
- * whether they are active for at least one. Safe to call again. Kernels are looked up per op, so
- * this takes effect for every op run afterwards, whichever backend is current.
+ * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads, with
+ * the fused kernels unless AUTOUI_FUSED=0; returns whether they are active for at least one. Safe
+ * to call again. Kernels are looked up per op, so this takes effect for every op run afterwards,
+ * whichever backend is current.
  */
 export function enableNativeKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): boolean {
   const blas = loadNativeBlas();
