@@ -63,25 +63,37 @@ export interface BlockOutput {
   cache?: KeyValues;
 }
 
+/**
+ * Self-attention of normed rows h [B·L, d] (HF T5LayerSelfAttention without its norm and residual).
+ * Decoding (ctx.cache set), this step's keys/values are appended to the cache and returned with it.
+ */
+function selfAttention(h: tf.Tensor2D, w: AttentionWeights, ctx: BlockContext): { out: tf.Tensor2D; cache?: KeyValues } {
+  if (ctx.cache === undefined) return { out: attentionLayer(h, null, w, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear) };
+  const cache = appendKeyValues(ctx.cache, projectKeyValues(h, w, ctx.linear), ctx.batch);
+  return { out: attention(h, cache, w, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear), cache };
+}
+
+/** Cross-attention of normed rows h over the memory (HF T5LayerCrossAttention without its norm and residual). */
+function crossAttention(h: tf.Tensor2D, w: AttentionWeights, ctx: BlockContext): tf.Tensor2D {
+  if (!ctx.cross) throw new Error('t5Block: a decoder block needs the memory in ctx.cross');
+  const { memory, kv, bias } = ctx.cross;
+  return kv
+    ? attention(h, kv, w, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear)
+    : attentionLayer(h, memory!, w, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear);
+}
+
 /** HF T5Block on rows x [B·L, d]: self-attention, cross-attention (decoder), feed-forward, each as sub(x, f). */
 export function t5Block(w: BlockWeights, x: tf.Tensor2D, ctx: BlockContext): BlockOutput {
   const sub = (input: tf.Tensor2D, norm: tf.Tensor1D, f: (h: tf.Tensor2D) => tf.Tensor2D) =>
     residual(input, f(rmsNorm(input, norm, ctx.epsilon)), ctx.rng);
   let cache: KeyValues | undefined;
-  const self = w.selfAttention.weights;
   x = sub(x, w.selfAttention.norm, (h) => {
-    if (ctx.cache === undefined) return attentionLayer(h, null, self, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear);
-    cache = appendKeyValues(ctx.cache, projectKeyValues(h, self, ctx.linear), ctx.batch);
-    return attention(h, cache, self, ctx.batch, ctx.numHeads, ctx.selfBias, ctx.rng, ctx.linear);
+    const r = selfAttention(h, w.selfAttention.weights, ctx);
+    cache = r.cache;
+    return r.out;
   });
   const cross = w.crossAttention;
-  if (cross) {
-    if (!ctx.cross) throw new Error('t5Block: a decoder block needs the memory in ctx.cross');
-    const { memory, kv, bias } = ctx.cross;
-    x = sub(x, cross.norm, (h) => (kv
-      ? attention(h, kv, cross.weights, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear)
-      : attentionLayer(h, memory!, cross.weights, ctx.batch, ctx.numHeads, bias, ctx.rng, ctx.linear)));
-  }
+  if (cross) x = sub(x, cross.norm, (h) => crossAttention(h, cross.weights, ctx));
   x = sub(x, w.feedForward.norm, (h) => feedForward(h, w.feedForward.weights, ctx.rng));
   return { x, cache };
 }

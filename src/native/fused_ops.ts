@@ -107,16 +107,13 @@ function customGradList(inputs: tf.Tensor[], f: (save: tf.GradSaveFunc) => GradR
   return (g as unknown as (...xs: tf.Tensor[]) => tf.Tensor)(...inputs);
 }
 
-/** Registers the gradient configs of the single-output kernels (once, at import). */
-function registerGradients(): void {
-  const grad = (config: tf.GradConfig) => {
-    if (!tf.getGradient(config.kernelName)) tf.registerGradient(config);
-  };
-  grad({
+/** Gradients of the single-output kernels, registered once at import. */
+const GRADIENTS: tf.GradConfig[] = [
+  {
     kernelName: FUSED.dropout,
     gradFunc: (dy, _saved, attrs) => ({ x: () => run1(FUSED.dropout, { x: dy as tf.Tensor }, attrs) }),
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.addDropout,
     // Never the same tensor object for both inputs: the tape disposes a gradient once it has added
     // another into it, which would leave the other input with a disposed one (a clone shares the data).
@@ -124,8 +121,8 @@ function registerGradients(): void {
       x: () => dy as tf.Tensor,
       h: () => ((attrs as unknown as DropoutAttrs).rate > 0 ? run1(FUSED.dropout, { x: dy as tf.Tensor }, attrs) : tf.clone(dy as tf.Tensor)),
     }),
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.rmsNorm,
     inputsToSave: ['x', 'weight'],
     gradFunc: (dy, saved, attrs) => {
@@ -133,8 +130,8 @@ function registerGradients(): void {
       const [dx, dw] = run(FUSED.rmsNormGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
       return { x: () => dx!, weight: () => dw! };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.linear,
     inputsToSave: ['x', 'weight'],
     gradFunc: (dy, saved, attrs) => {
@@ -142,8 +139,8 @@ function registerGradients(): void {
       const grads = run(FUSED.linearGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
       return { x: () => grads[0]!, weight: () => grads[1]!, bias: () => grads[2]! };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.attentionProbs,
     inputsToSave: ['q', 'k'],
     outputsToSave: [true],
@@ -152,41 +149,41 @@ function registerGradients(): void {
       const [dq, dk] = run(FUSED.attentionProbsGrad, { dProbs: dy as tf.Tensor, q, k, probs }, attrs);
       return { q: () => dq!, k: () => dk! };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.crossEntropy,
     inputsToSave: ['logits', 'labels'],
     gradFunc: (dy, saved, attrs) => {
       const [logits, labels] = saved as [tf.Tensor, tf.Tensor];
       return { logits: () => run1(FUSED.crossEntropyGrad, { dloss: dy as tf.Tensor, logits, labels }, attrs) };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.embedding,
     inputsToSave: ['table', 'ids'],
     gradFunc: (dy, saved, attrs) => {
       const [table, ids] = saved as [tf.Tensor, tf.Tensor];
       return { table: () => run1(FUSED.embeddingGrad, { dy: dy as tf.Tensor, table, ids }, attrs) };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.meanTokenAttention,
     inputsToSave: ['attention', 'mask'],
     gradFunc: (dy, saved) => {
       const [attention, mask] = saved as [tf.Tensor, tf.Tensor];
       return { attention: () => run1(FUSED.meanTokenAttentionGrad, { dy: dy as tf.Tensor, attention, mask }) };
     },
-  });
-  grad({
+  },
+  {
     kernelName: FUSED.groundingLoss,
     inputsToSave: ['attention', 'mask', 'targets'],
     gradFunc: (dy, saved) => {
       const [attention, mask, targets] = saved as [tf.Tensor, tf.Tensor, tf.Tensor];
       return { attention: () => run1(FUSED.groundingLossGrad, { dy: dy as tf.Tensor, attention, mask, targets }) };
     },
-  });
-}
-registerGradients();
+  },
+];
+for (const config of GRADIENTS) if (!tf.getGradient(config.kernelName)) tf.registerGradient(config);
 
 /** Masks go to the kernels as int32 or float32; anything else (bool) is cast once here. */
 function maskInput(mask: tf.Tensor): tf.Tensor {
