@@ -11,8 +11,6 @@
 namespace autoui {
 namespace {
 
-// Below this many elements a kernel runs on the caller alone (a helper wake-up costs ~5–20 µs).
-constexpr double kMinParallelElements = 32768;
 // Rows per partial sum of a column reduction: fixed, so the sum order does not depend on threads.
 constexpr int64_t kReduceRows = 64;
 

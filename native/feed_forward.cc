@@ -10,7 +10,6 @@
 namespace autoui {
 namespace {
 
-constexpr double kMinParallelElements = 32768;
 
 AUTOUI_VECTORIZE void HiddenRange(const float* a, const float* b, float* h, int64_t from, int64_t to, DropoutMask mask) {
   if (b) {

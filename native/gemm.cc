@@ -10,7 +10,7 @@
 namespace autoui {
 namespace {
 
-// Below this many flops a product is not worth a second thread (a wake-up costs ~5–20 µs).
+// Below this many flops a product is not worth a second thread: waking a helper costs more.
 constexpr double kMinParallelFlops = 2.0e6;
 
 }  // namespace

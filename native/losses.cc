@@ -11,7 +11,6 @@
 namespace autoui {
 namespace {
 
-constexpr double kMinParallelElements = 32768;
 
 // The maximum of one row and Σ_j e^{z_j − max}: softmax = e^{z − max}/sum, log Z = max + log sum.
 struct RowPartition {

@@ -16,6 +16,9 @@ void SetThreads(int threads);
 // Joins the helpers (at unload).
 void StopThreads();
 
+// Element-wise kernels below this many elements run on the caller alone: waking a helper costs more.
+constexpr double kMinParallelElements = 32768;
+
 // Runs body(begin, end) over [0, n) cut into at most Threads() contiguous ranges, when the
 // whole job is at least minWork (in the caller's units, e.g. flops or elements) per extra thread;
 // otherwise on the caller alone. Ranges start at multiples of `align`. The caller runs the first
