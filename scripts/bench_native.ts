@@ -1,8 +1,9 @@
 /**
- * The OpenBLAS kernels (src/native) against the stock backends, side by side in one run: matmul
+ * The native kernels (src/native) against the stock backends, side by side in one run: matmul
  * GFLOP/s (plain 2-D, transposed, batched as in attention), a full `tiny` training step (as
- * scripts/bench.ts runs it) and inference (encode + incremental decoding), each on wasm, cpu and
- * cpu+native. Prints a table, or one JSON object with --json.
+ * scripts/bench.ts runs it) and inference (encode + incremental decoding), each on the stock
+ * backend, with the OpenBLAS matmul kernels only (+blas), and with the fused kernels too (+fused).
+ * Prints a table, or one JSON object with --json.
  *
  *   node dist/scripts/bench_native.js [--json] [--skip-cpu] [--profile] [--steps N]
  * --skip-cpu leaves out the pure-JS cpu backend (~0.8 GFLOP/s, the slow column).
@@ -14,7 +15,7 @@ import { initBackend } from '../src/backend.js';
 import { AutoUiModel } from '../src/model/autoui.js';
 import { modelConfig } from '../src/model/config.js';
 import { forwardFlops, type BatchShape } from '../src/model/flops.js';
-import { disableNativeKernels, enableNativeKernels } from '../src/native/kernels.js';
+import { disableFusedKernels, disableNativeKernels, enableFusedKernels, enableNativeKernels } from '../src/native/kernels.js';
 import { loadNativeBlas } from '../src/native/blas.js';
 import { AdamW } from '../src/train/adamw.js';
 
@@ -26,13 +27,15 @@ const stepsArg = args.indexOf('--steps');
 const trainSteps = stepsArg >= 0 ? Number(args[stepsArg + 1]) : 3;
 const log = (s: string) => process.stderr.write(s + '\n');
 
-type Config = 'wasm' | 'wasm+native' | 'cpu' | 'cpu+native';
+type Config = 'wasm' | 'wasm+blas' | 'wasm+fused' | 'cpu' | 'cpu+blas' | 'cpu+fused';
 
 async function use(config: Config): Promise<void> {
   const backend = config.startsWith('wasm') ? 'wasm' : 'cpu';
   await initBackend(backend);
-  if (config.endsWith('+native')) {
+  if (config.includes('+')) {
     if (!enableNativeKernels([backend])) throw new Error('native addon not built: run node scripts/build-native.mjs');
+    if (config.endsWith('+fused')) enableFusedKernels([backend]);
+    else disableFusedKernels([backend]);
   } else {
     disableNativeKernels([backend]);
   }
@@ -119,7 +122,8 @@ async function benchTrain(minSteps: number, minSeconds: number): Promise<{ secon
   if (profile) {
     const kernels = new Map<string, number>();
     const p = await tf.profile(step);
-    for (const k of p.kernels) kernels.set(k.name, (kernels.get(k.name) ?? 0) + (typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0));
+    // Registered kernels only: a customGrad scope's time is its inner kernels' again.
+    for (const k of p.kernels) if (tf.getKernel(k.name, tf.getBackend())) kernels.set(k.name, (kernels.get(k.name) ?? 0) + (typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0));
     const total = [...kernels.values()].reduce((x, y) => x + y, 0) || 1;
     topKernels = [...kernels].sort((x, y) => y[1] - x[1]).slice(0, 8).map(([name, ms]) => ({ name, share: ms / total }));
   }
@@ -189,7 +193,8 @@ function determinismCheck(): boolean {
 
 async function main(): Promise<void> {
   const blas = loadNativeBlas();
-  const configs: Config[] = ['wasm', ...(blas ? ['wasm+native' as const] : []), ...(skipCpu ? [] : ['cpu' as const]), ...(blas ? ['cpu+native' as const] : [])];
+  const native = (b: 'wasm' | 'cpu'): Config[] => (blas ? [`${b}+blas`, `${b}+fused`] : []);
+  const configs: Config[] = ['wasm', ...native('wasm'), ...(skipCpu ? [] : (['cpu', ...native('cpu')] as Config[]))];
   if (!blas) log('native addon not built: measuring wasm and cpu only (node scripts/build-native.mjs)');
   const results: Record<string, unknown> = { openblas: blas?.config(), blasThreads: blas?.threads(), loadAverage: (await import('node:os')).loadavg()[0] };
   const ops: Record<string, Record<string, number>> = {};
@@ -210,7 +215,7 @@ async function main(): Promise<void> {
   results.infer = infer;
   if (blas) {
     results.deterministic = {};
-    for (const c of ['wasm+native', 'cpu+native'] as const) {
+    for (const c of ['wasm+blas', 'wasm+fused', 'cpu+fused'] as const) {
       await use(c);
       (results.deterministic as Record<string, boolean>)[c] = determinismCheck();
     }

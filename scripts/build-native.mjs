@@ -17,7 +17,7 @@ const nativeDir = join(root, 'native');
 const strict = process.argv.includes('--strict');
 
 function skip(reason) {
-  console.log(`build-native: skipped (${reason}); matmuls use the JS/wasm kernels`);
+  console.log(`build-native: skipped (${reason}); the JS/wasm kernels run everything`);
   process.exit(strict ? 1 : 0);
 }
 
@@ -78,4 +78,4 @@ if (r.status !== 0) {
   const why = lines.find((l) => /error/i.test(l) && !/^gyp ERR! (stack|cwd|node -v|node-gyp -v|System|command)/.test(l)) ?? `node-gyp exited with ${r.status ?? r.signal}`;
   skip(`build failed: ${why}`);
 }
-console.log('build-native: built native/build/Release/autoui_blas.node (OpenBLAS matmul kernels)');
+console.log('build-native: built native/build/Release/autoui_blas.node (OpenBLAS matmul and fused training kernels)');

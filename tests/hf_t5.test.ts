@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
+import { loadNativeBlas } from '../src/native/blas.js';
 import { AutoUiModel } from '../src/model/autoui.js';
 import { ActionCodec } from '../src/model/codec.js';
 import {
@@ -24,6 +25,7 @@ const FIXTURES = join(import.meta.dirname, 'fixtures', 't5');
 const FAMILIES = ['t5-v1_0', 'flan-t5', 'flan-alpaca'] as const;
 const TOLERANCE = 1e-4;
 const NO_DROPOUT = { rate: 0, training: false, nextSeed: () => 0 };
+const PATHS: Array<'wasm' | 'wasm-blas'> = loadNativeBlas() ? ['wasm', 'wasm-blas'] : ['wasm'];
 
 interface Reference {
   input_ids: number[][];
@@ -84,7 +86,9 @@ describe.each(FAMILIES)('Hugging Face %s checkpoint', (family) => {
     expect(init.tokenizer.vocabSize).toBe(hf.vocab_size); // raised from the tokenizer's 44 ids to the embedding's rows
   });
 
-  it('matches the PyTorch reference: encoder states and decoder logits within 1e-4 (plain T5 stacks)', async () => {
+  // Both paths of the model: tfjs op chains on plain wasm, and the fused native kernels when the addon is built.
+  it.each(PATHS)('matches the PyTorch reference: encoder states and decoder logits within 1e-4 (plain T5 stacks, %s)', async (path) => {
+    await initBackend(path);
     const ref = await reference(family);
     const init = await initFromHuggingFace(join(FIXTURES, family));
     const model = new AutoUiModel(pretrainedModelConfig(init, { vocabSize: init.config.vocabSize, screenDim: 4 }), 7);
@@ -98,11 +102,12 @@ describe.each(FAMILIES)('Hugging Face %s checkpoint', (family) => {
     const logits = lmHead(model.params, model.config, decoderStack(model.params, model.config, dec, enc, mask, NO_DROPOUT));
     expect(logits.shape).toEqual(ref.logits_shape);
     const logitErr = maxAbsDiff(logits.dataSync(), ref.logits);
-    figures.push(`  ${family}: encoder ${encErr.toExponential(2)}, logits ${logitErr.toExponential(2)}`);
+    figures.push(`  ${family} (${path}): encoder ${encErr.toExponential(2)}, logits ${logitErr.toExponential(2)}`);
     expect(encErr).toBeLessThan(TOLERANCE);
     expect(logitErr).toBeLessThan(TOLERANCE);
     tf.dispose([ids, mask, dec, enc, logits]);
     model.dispose();
+    await initBackend('wasm');
   });
 
   it('through AutoUiModel with the codec vocabulary: gate forced shut gives the same states and logits', async () => {

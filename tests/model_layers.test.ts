@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { initBackend } from '../src/backend.js';
-import { causalBias, paddingBias, selfAttention } from '../src/model/attention.js';
+import { attention, attentionBias, causalBias, projectKeyValues } from '../src/model/attention.js';
 import { fusionGate, fuseScreen, gatedFusion, projectScreen, screenAttention, type FusionWeights } from '../src/model/fusion.js';
-import { embed, geluNew, linear2d, matMul2d, rmsNorm, tokenCrossEntropy } from '../src/model/layers.js';
+import { embed, geluNew, linear, linear2d, matMul2d, rmsNorm, tokenCrossEntropy } from '../src/model/layers.js';
 import { maxAbsDiff, rng } from './model_fixtures.js';
 
 beforeAll(async () => {
@@ -85,8 +85,13 @@ describe('attention', () => {
     // change the padded positions of row 0 only
     const noise = tf.mul(rand([b, l, d], 15), tf.reshape(tf.tensor2d([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]]), [b, l, 1]));
     const x2 = tf.add(x1, noise) as tf.Tensor3D;
-    const y1 = selfAttention(x1, w, h, paddingBias(mask), NO_DROPOUT);
-    const y2 = selfAttention(x2, w, h, paddingBias(mask), NO_DROPOUT);
+    const selfAttention = (x: tf.Tensor3D) => {
+      const rows = tf.reshape(x, [b * l, d]) as tf.Tensor2D;
+      const bias = attentionBias({ queryLength: l, keyLength: l, keyMask: mask });
+      return tf.reshape(attention(rows, projectKeyValues(rows, w, linear), w, b, h, bias, NO_DROPOUT, linear), [b, l, d]);
+    };
+    const y1 = selfAttention(x1);
+    const y2 = selfAttention(x2);
     expect(y1.shape).toEqual([b, l, d]);
     expect(maxAbsDiff(tf.slice(y1, [0, 0, 0], [1, 3, d]), tf.slice(y2, [0, 0, 0], [1, 3, d]))).toBeLessThan(1e-5);
     expect(maxAbsDiff(tf.slice(y1, [0, 3, 0], [1, 2, d]), tf.slice(y2, [0, 3, 0], [1, 2, d]))).toBeGreaterThan(1e-3);
@@ -94,6 +99,8 @@ describe('attention', () => {
 
   test('causal bias hides later keys', () => {
     expect(Array.from(causalBias(3).dataSync()).map((v) => (v < 0 ? 1 : 0))).toEqual([0, 1, 1, 0, 0, 1, 0, 0, 0]);
+    // Two queries at positions 1 and 2 of three keys.
+    expect(Array.from(causalBias(2, 3, 1).dataSync()).map((v) => (v < 0 ? 1 : 0))).toEqual([0, 0, 1, 0, 0, 0]);
   });
 });
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedAttentionProbs, hasFused } from '../native/fused_ops.js';
 import { paddingBias } from './attention.js';
 import { dense } from './layers.js';
 
@@ -28,6 +29,7 @@ export function projectScreen(screen: tf.Tensor3D, weight: tf.Tensor2D, bias: tf
 /** softmax(H_language H'_screenᵀ / √d), [B, L, P]: where each language token looks (padded patches get nothing). */
 export function screenAttentionWeights(language: tf.Tensor3D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D): tf.Tensor3D {
   const d = language.shape[2];
+  if (hasFused('attentionProbs')) return fusedAttentionProbs(language, screen, screenMask, 1 / Math.sqrt(d));
   let scores = tf.mul(tf.matMul(language, screen, false, true), 1 / Math.sqrt(d)) as tf.Tensor3D;
   if (screenMask) scores = tf.add(scores, tf.squeeze(paddingBias(screenMask), [1])) as tf.Tensor3D;
   return tf.softmax(scores);

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedGroundingLoss, fusedMeanTokenAttention, hasFused } from '../native/fused_ops.js';
 import type { Box, YX } from '../data/types.js';
 import type { PatchLayout } from '../screen/vision/encoder.js';
 
@@ -43,6 +44,7 @@ export function groundingTexts(tap: YX, boxes: readonly Box[]): number[] {
 
 /** ā [B, S]: the screen attention [B, L, S] over the screen tokens, averaged over the real tokens (inputMask [B, L], 1 = real). */
 export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2D): tf.Tensor2D {
+  if (hasFused('meanTokenAttention')) return fusedMeanTokenAttention(attention, inputMask);
   return tf.tidy(() => {
     const m = tf.cast(inputMask, 'float32');
     const tokens = tf.maximum(tf.sum(m, 1, true), 1); // [B, 1]
@@ -56,6 +58,7 @@ export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2
  * 0 when no row has a target.
  */
 export function groundingLoss(attention: tf.Tensor3D, inputMask: tf.Tensor2D, targets: tf.Tensor2D): tf.Scalar {
+  if (hasFused('groundingLoss')) return fusedGroundingLoss(attention, inputMask, targets);
   return tf.tidy(() => {
     const hit = tf.sum(tf.mul(meanTokenAttention(attention, inputMask), targets), 1); // [B]
     const counted = tf.cast(tf.greater(tf.sum(targets, 1), 0), 'float32');

@@ -1,8 +1,15 @@
 import * as tf from '@tensorflow/tfjs-core';
+import {
+  fusedAddDropout, fusedCrossEntropy, fusedDropout, fusedEmbedding, fusedFeedForward, fusedLinear, fusedRmsNorm, hasFused,
+} from '../native/fused_ops.js';
 import './register_gradients.js';
 
 /*
  * Building blocks shared by T5 and the fusion module. Weights use HF's nn.Linear layout [out, in].
+ *
+ * Each op that has a fused kernel (src/native/fused_ops.ts: one native call forward and one
+ * backward) takes it when the kernels are registered for the active backend, and otherwise runs
+ * its chain of tfjs ops; both compute the same function.
  *
  * Two ways to compute x·Wᵀ, chosen per call by transposeFlagsAreFree():
  * - Where transpose flags cost nothing (the OpenBLAS matmul kernels of src/native, the cpu backend,
@@ -68,6 +75,7 @@ export function transposeFlagsAreFree(): boolean {
 
 /** y = x Wᵀ for x [n, in] and W [out, in], differentiable, on the backend's fastest matmul form. */
 export function linear(x: tf.Tensor2D, weight: tf.Tensor2D): tf.Tensor2D {
+  if (hasFused('linear')) return fusedLinear(x, weight);
   return transposeFlagsAreFree() ? tf.matMul(x, weight, false, true) : linear2d(x, weight);
 }
 
@@ -84,6 +92,11 @@ export function dense<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor2D, b
   const [out, inDim] = weight.shape;
   if (x.rank === 2 && !bias) return linear(x as unknown as tf.Tensor2D, weight) as unknown as tf.Tensor<R>;
   const lead = x.shape.slice(0, -1);
+  if (hasFused('linear')) {
+    const rows = x.rank === 2 ? (x as unknown as tf.Tensor2D) : (tf.reshape(x, [-1, inDim]) as tf.Tensor2D);
+    const y = fusedLinear(rows, weight, bias);
+    return (x.rank === 2 ? y : tf.reshape(y, [...lead, out])) as unknown as tf.Tensor<R>;
+  }
   let y: tf.Tensor = linear(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, weight);
   if (bias) y = tf.add(y, bias);
   return tf.reshape<tf.Rank>(y, [...lead, out]) as tf.Tensor<R>;
@@ -95,6 +108,7 @@ export function dense<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor2D, b
  * n = x·r and r = (mean(x²) + ε)^-½: dw = Σ dy·n, dx = r·(g − n·mean(g·n)) where g = dy·w.
  */
 export function rmsNorm<R extends tf.Rank>(x: tf.Tensor<R>, weight: tf.Tensor1D, epsilon: number): tf.Tensor<R> {
+  if (hasFused('rmsNorm')) return fusedRmsNorm(x, weight, epsilon);
   return rmsNormGrad(x, weight, epsilon) as tf.Tensor<R>;
 }
 
@@ -141,8 +155,22 @@ export interface DropoutRng {
   nextSeed(): number;
 }
 
+/** The rate and seed of the next dropout drawn from `rng` (rate 0 when inactive; a seed is drawn only when active). */
+export function drawDropout(rng: DropoutRng): { rate: number; seed: number } {
+  return rng.training && rng.rate > 0 ? { rate: rng.rate, seed: rng.nextSeed() } : { rate: 0, seed: 0 };
+}
+
 export function applyDropout<T extends tf.Tensor>(x: T, rng: DropoutRng): T {
-  return rng.training && rng.rate > 0 ? dropout(x, rng.rate, true, rng.nextSeed()) : x;
+  const { rate, seed } = drawDropout(rng);
+  if (rate === 0) return x;
+  return hasFused('dropout') ? fusedDropout(x, rate, seed) : dropout(x, rate, true, seed);
+}
+
+/** A residual connection x + dropout(h), with one seed drawn as applyDropout does. */
+export function residual<T extends tf.Tensor>(x: T, h: tf.Tensor, rng: DropoutRng): T {
+  if (!hasFused('addDropout')) return tf.add(x, applyDropout(h, rng));
+  const { rate, seed } = drawDropout(rng);
+  return fusedAddDropout(x, h, rate, seed);
 }
 
 export interface FeedForwardWeights {
@@ -160,6 +188,13 @@ export interface FeedForwardWeights {
  * the extra matmul call saves.
  */
 export function feedForward<R extends tf.Rank>(x: tf.Tensor<R>, w: FeedForwardWeights, rng: DropoutRng): tf.Tensor<R> {
+  if (hasFused('feedForward') && (w.wi || (w.wi0 && w.wi1))) {
+    const { rate, seed } = drawDropout(rng);
+    const d = x.shape[x.rank - 1]!;
+    const rows = x.rank === 2 ? (x as unknown as tf.Tensor2D) : (tf.reshape(x, [-1, d]) as tf.Tensor2D);
+    const y = fusedFeedForward(rows, w.wi ? { wi0: w.wi, wo: w.wo } : { wi0: w.wi0!, wi1: w.wi1!, wo: w.wo }, rate, seed);
+    return (x.rank === 2 ? y : tf.reshape(y, x.shape)) as tf.Tensor<R>;
+  }
   let h: tf.Tensor<R>;
   if (w.wi0 && w.wi1) {
     h = tf.mul(geluNew(dense(x, w.wi0)), dense(x, w.wi1));
@@ -172,13 +207,18 @@ export function feedForward<R extends tf.Rank>(x: tf.Tensor<R>, w: FeedForwardWe
 }
 
 /**
- * Embedding lookup rows[ids] → [...ids.shape, d]. Forward is a gather; the gradient is a scatter-add
- * (ScatterNd sums duplicate ids), because tf.gather's own gradient needs UnsortedSegmentSum, which
- * the wasm backend lacks, and a one-hot matmul would cost N·V·d.
+ * Embedding lookup dropout(rows[ids]) → [...ids.shape, d] (no dropout unless `rng` is given and
+ * training). Unfused, the gradient is a scatter-add (ScatterNd sums duplicate ids), because
+ * tf.gather's own gradient needs UnsortedSegmentSum, which the wasm backend lacks, and a one-hot
+ * matmul would cost N·V·d.
  */
-export function embed(table: tf.Tensor2D, ids: tf.Tensor): tf.Tensor {
+export function embed(table: tf.Tensor2D, ids: tf.Tensor, rng?: DropoutRng): tf.Tensor {
+  if (hasFused('embedding')) {
+    const { rate, seed } = rng ? drawDropout(rng) : { rate: 0, seed: 0 };
+    return fusedEmbedding(table, ids, rate, seed);
+  }
   const [vocab, d] = table.shape;
-  const flat = tf.reshape(ids, [-1]) as tf.Tensor1D;
+  const flat = ids.rank === 1 ? (ids as tf.Tensor1D) : (tf.reshape(ids, [-1]) as tf.Tensor1D);
   const lookup = customGrad((t: tf.Tensor, save: tf.GradSaveFunc) => {
     save([flat]);
     return {
@@ -186,7 +226,9 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor): tf.Tensor {
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0], [-1, 1]), dy, [vocab, d]),
     };
   });
-  return tf.reshape(lookup(table), [...ids.shape, d]);
+  const rows = lookup(table);
+  const out = ids.rank === 1 ? rows : tf.reshape(rows, [...ids.shape, d]);
+  return rng ? applyDropout(out, rng) : out;
 }
 
 /**
@@ -198,6 +240,7 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor): tf.Tensor {
  * gather gradient).
  */
 export function tokenCrossEntropy(logits: tf.Tensor2D, labels: tf.Tensor1D, ignoreIndex = -100): tf.Tensor1D {
+  if (hasFused('crossEntropy')) return fusedCrossEntropy(logits, labels, ignoreIndex);
   const [n, vocab] = logits.shape;
   const valid = tf.notEqual(labels, ignoreIndex);
   const safeLabels = tf.where(valid, labels, tf.zerosLike(labels));

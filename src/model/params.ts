@@ -29,14 +29,65 @@ const normal = (std: number) => ({ kind: 'normal', std }) as const;
 const ONES = { kind: 'ones' } as const;
 const ZEROS = { kind: 'zeros' } as const;
 
-/** Name prefix of one attention sub-layer, e.g. `encoder.block.0.layer.0.SelfAttention`. */
-export function attentionPrefix(stack: 'encoder' | 'decoder', block: number, cross = false): string {
-  return cross ? `decoder.block.${block}.layer.1.EncDecAttention` : `${stack}.block.${block}.layer.0.SelfAttention`;
+/** HF names of one attention sub-layer's projections. */
+export interface AttentionNames {
+  q: string;
+  k: string;
+  v: string;
+  o: string;
 }
 
-/** Layer index of the feed-forward sub-layer inside a block. */
-export function feedForwardLayer(stack: 'encoder' | 'decoder'): number {
-  return stack === 'encoder' ? 1 : 2;
+/** HF names of one feed-forward sub-layer: `wi` (relu) or `wi_0`/`wi_1` (gated-gelu), and `wo`. */
+export interface FeedForwardNames {
+  wi?: string;
+  wi0?: string;
+  wi1?: string;
+  wo: string;
+}
+
+/** Every tensor name of one T5 block (HF T5Block: layer.0 self-attention, decoder layer.1 cross-attention, then the feed-forward). */
+export interface BlockNames {
+  selfAttention: AttentionNames;
+  selfNorm: string;
+  /** Block 0 of each stack: the relative position table shared by the stack's blocks. */
+  relativeBias?: string;
+  crossAttention?: AttentionNames;
+  crossNorm?: string;
+  feedForward: FeedForwardNames;
+  feedForwardNorm: string;
+}
+
+export type Stack = 'encoder' | 'decoder';
+
+function attentionNames(prefix: string): AttentionNames {
+  return { q: `${prefix}.q.weight`, k: `${prefix}.k.weight`, v: `${prefix}.v.weight`, o: `${prefix}.o.weight` };
+}
+
+/** The one place that spells a T5 block's HF names. */
+export function blockNames(stack: Stack, block: number, feedForwardProj: ModelConfig['feedForwardProj']): BlockNames {
+  const layer = (n: number) => `${stack}.block.${block}.layer.${n}`;
+  const ff = stack === 'encoder' ? layer(1) : layer(2);
+  const dense = `${ff}.DenseReluDense`;
+  return {
+    selfAttention: attentionNames(`${layer(0)}.SelfAttention`),
+    selfNorm: `${layer(0)}.layer_norm.weight`,
+    ...(block === 0 ? { relativeBias: `${layer(0)}.SelfAttention.relative_attention_bias.weight` } : {}),
+    ...(stack === 'decoder' ? { crossAttention: attentionNames(`${layer(1)}.EncDecAttention`), crossNorm: `${layer(1)}.layer_norm.weight` } : {}),
+    feedForward: feedForwardProj === 'gated-gelu'
+      ? { wi0: `${dense}.wi_0.weight`, wi1: `${dense}.wi_1.weight`, wo: `${dense}.wo.weight` }
+      : { wi: `${dense}.wi.weight`, wo: `${dense}.wo.weight` },
+    feedForwardNorm: `${ff}.layer_norm.weight`,
+  };
+}
+
+/** The relative position table of a stack (kept in its block 0). */
+export function relativeBiasName(stack: Stack): string {
+  return blockNames(stack, 0, 'relu').relativeBias!;
+}
+
+/** The norm after a stack's last block. */
+export function finalNormName(stack: Stack): string {
+  return `${stack}.final_layer_norm.weight`;
 }
 
 /**
@@ -52,35 +103,31 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
   const d = config.dModel;
   const inner = innerDim(config);
   const specs: ParamSpec[] = [{ name: 'shared.weight', shape: [config.vocabSize, d], init: normal(1) }];
-  const attention = (prefix: string, relativeBias: boolean) => {
+  const attention = (names: AttentionNames) => {
     specs.push(
-      { name: `${prefix}.q.weight`, shape: [inner, d], init: normal((d * config.dKv) ** -0.5) },
-      { name: `${prefix}.k.weight`, shape: [inner, d], init: normal(d ** -0.5) },
-      { name: `${prefix}.v.weight`, shape: [inner, d], init: normal(d ** -0.5) },
-      { name: `${prefix}.o.weight`, shape: [d, inner], init: normal(inner ** -0.5) },
+      { name: names.q, shape: [inner, d], init: normal((d * config.dKv) ** -0.5) },
+      { name: names.k, shape: [inner, d], init: normal(d ** -0.5) },
+      { name: names.v, shape: [inner, d], init: normal(d ** -0.5) },
+      { name: names.o, shape: [d, inner], init: normal(inner ** -0.5) },
     );
-    if (relativeBias) {
-      specs.push({ name: `${prefix}.relative_attention_bias.weight`, shape: [config.relativeAttentionNumBuckets, config.numHeads], init: normal(d ** -0.5) });
-    }
-  };
-  const feedForward = (prefix: string) => {
-    const wi = config.feedForwardProj === 'gated-gelu' ? ['wi_0', 'wi_1'] : ['wi'];
-    for (const name of wi) specs.push({ name: `${prefix}.DenseReluDense.${name}.weight`, shape: [config.dFf, d], init: normal(d ** -0.5) });
-    specs.push({ name: `${prefix}.DenseReluDense.wo.weight`, shape: [d, config.dFf], init: normal(config.dFf ** -0.5) });
-    specs.push({ name: `${prefix}.layer_norm.weight`, shape: [d], init: ONES });
   };
   for (const stack of ['encoder', 'decoder'] as const) {
     const layers = stack === 'encoder' ? config.numLayers : config.numDecoderLayers;
     for (let i = 0; i < layers; i++) {
-      attention(attentionPrefix(stack, i), i === 0);
-      specs.push({ name: `${stack}.block.${i}.layer.0.layer_norm.weight`, shape: [d], init: ONES });
-      if (stack === 'decoder') {
-        attention(attentionPrefix(stack, i, true), false);
-        specs.push({ name: `decoder.block.${i}.layer.1.layer_norm.weight`, shape: [d], init: ONES });
+      const names = blockNames(stack, i, config.feedForwardProj);
+      attention(names.selfAttention);
+      if (names.relativeBias) specs.push({ name: names.relativeBias, shape: [config.relativeAttentionNumBuckets, config.numHeads], init: normal(d ** -0.5) });
+      specs.push({ name: names.selfNorm, shape: [d], init: ONES });
+      if (names.crossAttention && names.crossNorm) {
+        attention(names.crossAttention);
+        specs.push({ name: names.crossNorm, shape: [d], init: ONES });
       }
-      feedForward(`${stack}.block.${i}.layer.${feedForwardLayer(stack)}`);
+      const ff = names.feedForward;
+      for (const name of [ff.wi, ff.wi0, ff.wi1]) if (name) specs.push({ name, shape: [config.dFf, d], init: normal(d ** -0.5) });
+      specs.push({ name: ff.wo, shape: [d, config.dFf], init: normal(config.dFf ** -0.5) });
+      specs.push({ name: names.feedForwardNorm, shape: [d], init: ONES });
     }
-    specs.push({ name: `${stack}.final_layer_norm.weight`, shape: [d], init: ONES });
+    specs.push({ name: finalNormName(stack), shape: [d], init: ONES });
   }
   if (!config.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [config.vocabSize, d], init: normal(d ** -0.5) });
   specs.push(
@@ -112,6 +159,7 @@ function tensorSeed(seed: number, name: string): number {
 /** Owns the model's variables, keyed by HF name. */
 export class ParamStore {
   private readonly vars = new Map<string, tf.Variable>();
+  private readonly names = new Map<tf.Tensor, string>();
   /** Tensors made from parameters, with the data their sources had when they were made. */
   private readonly derivedCache = new Map<string, { sources: object[]; value: tf.Tensor }>();
   readonly specs: readonly ParamSpec[];
@@ -127,7 +175,9 @@ export class ParamStore {
         }
       });
       // Unnamed: tfjs variable names are global, and several models may coexist.
-      this.vars.set(spec.name, tf.variable(value, true));
+      const v = tf.variable(value, true);
+      this.vars.set(spec.name, v);
+      this.names.set(v, spec.name);
       value.dispose();
     }
   }
@@ -157,6 +207,13 @@ export class ParamStore {
     const value = tf.keep(tf.tidy(() => make(...vars)));
     this.derivedCache.set(key, { sources: vars.map((v) => v.dataId), value });
     return value;
+  }
+
+  /** Wᵀ of a weight of this store ([out, in] → [in, out]), made once and kept until the weight is assigned (see derived). */
+  transposed(weight: tf.Tensor2D): tf.Tensor2D {
+    const name = this.names.get(weight);
+    if (name === undefined) throw new Error('transposed: the tensor is not a parameter of this store');
+    return this.derived(`transposed:${name}`, [name], (w) => tf.transpose(w as tf.Tensor2D));
   }
 
   /** HF name → variable (the live training variables, HF shapes). */
@@ -212,5 +269,6 @@ export class ParamStore {
     this.derivedCache.clear();
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
+    this.names.clear();
   }
 }

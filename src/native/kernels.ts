@@ -1,8 +1,9 @@
 /**
  * OpenBLAS-backed replacements for the matmul kernels (BatchMatMul and _FusedMatMul) of the tfjs
- * `wasm` and `cpu` backends. Both keep a float32 tensor as one contiguous Float32Array (cpu: in
- * its data store; wasm: a view of the module's heap), so the addon reads the inputs and writes the
- * output in place, with no copies. Matmul gradients are matmuls too, so training takes the fast
+ * `wasm` and `cpu` backends, registered together with the optimiser kernels and the fused training
+ * kernels of fused_ops.ts (fused_kernels.ts). Both backends keep a float32 tensor as one contiguous
+ * Float32Array (cpu: in its data store; wasm: a view of the module's heap), so the addon reads the
+ * inputs and writes the output in place, with no copies. Matmul gradients are matmuls too, so training takes the fast
  * path in both directions.
  *
  * Why wasm as well as cpu: with matmul on BLAS, the rest of a training step dominates, and the cpu
@@ -17,13 +18,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
-import type { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
-import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { loadNativeBlas, type NativeBlas } from './blas.js';
+import { fusedKernelConfigs } from './fused_kernels.js';
+import { FUSED, FUSED_OPS, type FusedOp } from './fused_ops.js';
+import { memoryOf, type NativeBackendName, type TensorMemory } from './memory.js';
 import { ADAMW_KERNEL, SUM_SQUARES_KERNEL, type AdamWAttrs } from './optimizer_kernels.js';
 
-/** Backends whose tensors the addon can read in place. */
-export type NativeBackendName = 'cpu' | 'wasm';
+export type { NativeBackendName } from './memory.js';
 type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
@@ -72,46 +73,6 @@ function flatBroadcast(p: MatMulPlan): boolean {
   const out = tf.util.sizeFromShape(p.outShape.slice(0, -2));
   // Each side either is one matrix or spans the whole output batch (then its batch dims are the output's).
   return (p.batchA === 1 || p.batchA === out) && (p.batchB === 1 || p.batchB === out);
-}
-
-/** Where a backend keeps float32 values, seen as Float32Arrays the addon can use in place. */
-interface TensorMemory {
-  /** A new float32 output tensor and its (uninitialised or zeroed) values. */
-  allocate(shape: number[]): { info: tf.TensorInfo; values: Float32Array };
-  /** The values of a float32 tensor, or undefined when the tensor is something else. */
-  view(t: tf.TensorInfo): Float32Array | undefined;
-}
-
-function cpuMemory(backend: MathBackendCPU): TensorMemory {
-  return {
-    allocate(shape) {
-      const values = new Float32Array(tf.util.sizeFromShape(shape));
-      return { info: backend.makeTensorInfo(shape, 'float32', values), values };
-    },
-    view(t) {
-      if (t.dtype !== 'float32') return undefined;
-      const values = backend.data.get(t.dataId).values;
-      return values instanceof Float32Array ? values : undefined;
-    },
-  };
-}
-
-function wasmMemory(backend: BackendWasm): TensorMemory {
-  return {
-    allocate(shape) {
-      const info = backend.makeOutput(shape, 'float32');
-      return { info, values: backend.typedArrayFromHeap(info) as Float32Array };
-    },
-    // A view of the heap: only valid until the next allocation (which may grow the memory), so
-    // views are taken after the output is allocated and used at once.
-    view(t) {
-      return t.dtype === 'float32' ? (backend.typedArrayFromHeap(t) as Float32Array) : undefined;
-    },
-  };
-}
-
-function memoryOf(name: NativeBackendName, backend: unknown): TensorMemory {
-  return name === 'cpu' ? cpuMemory(backend as MathBackendCPU) : wasmMemory(backend as BackendWasm);
 }
 
 /** op(a) · op(b) on the addon, or undefined when an input is not float32. */
@@ -195,10 +156,10 @@ function adamwKernel(blas: NativeBlas, backendName: NativeBackendName): KernelFu
     const mem = memoryOf(backendName, args.backend);
     const outs = [p, m, v].map((t) => mem.allocate([...t.shape]));
     // Views after every allocation: on wasm an allocation may grow (and move) the heap.
-    const views = [p, g, m, v].map((t) => mem.view(t));
+    const views = [p, g, m, v, ...outs.map((o) => o.info)].map((t) => mem.view(t));
     if (views.some((x) => !x)) throw new Error(`${ADAMW_KERNEL}: inputs must be float32`);
-    const [pv, gv, mv, vv] = views as Float32Array[];
-    blas.adamw(pv!, gv!, mv!, vv!, outs[0]!.values, outs[1]!.values, outs[2]!.values, a.lr, a.beta1, a.beta2, a.bc1, a.bc2, a.epsilon, a.decay, a.gradScale);
+    const [pv, gv, mv, vv, po, mo, vo] = views as Float32Array[];
+    blas.adamw(pv!, gv!, mv!, vv!, po!, mo!, vo!, a.lr, a.beta1, a.beta2, a.bc1, a.bc2, a.epsilon, a.decay, a.gradScale);
     return outs.map((o) => o.info);
   };
 }
@@ -238,9 +199,10 @@ function sharedIdentityKernel(backendName: NativeBackendName): KernelFunc {
 }
 
 /**
- * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads; returns
- * whether they are active for at least one. Safe to call again. Kernels are looked up per op, so
- * this takes effect for every op run afterwards, whichever backend is current.
+ * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads, with
+ * the fused kernels unless AUTOUI_FUSED=0; returns whether they are active for at least one. Safe
+ * to call again. Kernels are looked up per op, so this takes effect for every op run afterwards,
+ * whichever backend is current.
  */
 export function enableNativeKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): boolean {
   const blas = loadNativeBlas();
@@ -267,8 +229,36 @@ export function enableNativeKernels(backends: readonly NativeBackendName[] = ['w
     }
     tf.registerKernel({ kernelName: ADAMW_KERNEL, backendName: name, kernelFunc: adamwKernel(blas, name) });
     tf.registerKernel({ kernelName: SUM_SQUARES_KERNEL, backendName: name, kernelFunc: sumSquaresKernel(blas, name) });
+    if (process.env.AUTOUI_FUSED !== '0') enableFusedKernels([name]);
   }
   return originals.size > 0;
+}
+
+/**
+ * Registers the fused training kernels (fused_ops.ts) of `ops` (default all) for backends whose
+ * native kernels are on; the model then takes the fused path for those ops (AUTOUI_FUSED=0 leaves
+ * them all off by default). Returns whether the native kernels are on for at least one backend.
+ */
+export function enableFusedKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu'], ops?: readonly FusedOp[]): boolean {
+  const blas = loadNativeBlas();
+  if (!blas) return false;
+  const wanted = new Set((ops ?? (Object.keys(FUSED_OPS) as FusedOp[])).flatMap((op) => FUSED_OPS[op]));
+  let any = false;
+  for (const name of backends) {
+    if (!originals.has(name)) continue;
+    any = true;
+    for (const config of fusedKernelConfigs(blas, name)) {
+      if (wanted.has(config.kernelName as (typeof FUSED)[keyof typeof FUSED]) && !tf.getKernel(config.kernelName, name)) tf.registerKernel(config);
+    }
+  }
+  return any;
+}
+
+/** Unregisters the fused kernels (the model falls back to its tfjs op chains); the matmul kernels stay. */
+export function disableFusedKernels(backends: readonly NativeBackendName[] = ['wasm', 'cpu']): void {
+  for (const name of backends) {
+    for (const kernel of Object.values(FUSED)) if (tf.getKernel(kernel, name)) tf.unregisterKernel(kernel, name);
+  }
 }
 
 /** Puts the stock kernels back (tests and benchmarks compare the two in one process). */
@@ -285,6 +275,7 @@ export function disableNativeKernels(backends: readonly NativeBackendName[] = ['
       if (instance) config.setupFunc?.(instance);
     }
     for (const kernel of OPTIMIZER_KERNELS) tf.unregisterKernel(kernel, name);
+    disableFusedKernels([name]);
     originals.delete(name);
   }
 }
