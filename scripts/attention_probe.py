@@ -76,7 +76,9 @@ def fit(seed):
         t = torch.from_numpy(j)
         q = (emb(ids[t]) * mask[t, :, None]).sum(1) / mask[t].sum(1, keepdim=True)
         q = q + mix(torch.relu(q))
-        return torch.einsum("bd,bpd->bp", q, proj(feats(j))) / dm**0.5 + pad[t]
+        # q·(W f + b) = (Wᵀq)·f + q·b, and q·b is the same for every patch, so it cancels in the
+        # softmax: scoring f against Wᵀq is the same model at dim/dm of the cost of projecting f.
+        return torch.einsum("bf,bpf->bp", q @ proj.weight, feats(j)) / dm**0.5 + pad[t]
     opt = torch.optim.Adam(params, 3e-3)
     rows = np.where(train)[0]
     for epoch in range(30):

@@ -18,7 +18,7 @@ import {
   type PatchPixels,
 } from './builtin/local.js';
 import { accumulatePairs, pairFeatures, PAIR_FEATURES } from './builtin/pairs.js';
-import { POSITION_FEATURES, positionFeatures } from './builtin/position.js';
+import { POSITION_FEATURES, positionTable } from './builtin/position.js';
 import { ROW_FEATURES, rowFeatures } from './builtin/row.js';
 
 /**
@@ -97,8 +97,8 @@ function splitFine(fine: Uint8Array, g: ScreenGeometry): void {
   }
 }
 
-/** Writes every group but the row context for real patch (r, c). */
-function patchVector(g: ScreenGeometry, r: number, c: number, out: Float32Array): void {
+/** Writes every group but the row context for real patch (r, c); `positions` is positionTable(g.layout). */
+function patchVector(g: ScreenGeometry, r: number, c: number, positions: Float32Array, out: Float32Array): void {
   const p = r * GRID_COLS + c;
   const o = p * DIM;
   const px: PatchPixels = {
@@ -113,7 +113,7 @@ function patchVector(g: ScreenGeometry, r: number, c: number, out: Float32Array)
   const chromaEdge = edgeFeatures(planes, px, out, o + L.edges[0]);
   statsFeatures(planes, px, chromaEdge, out, o + L.stats[0]);
   histogramFeatures(planes, px, out, o + L.histogram[0]);
-  positionFeatures(g.layout, p, out, o + L.position[0]);
+  out.set(positions.subarray(p * POSITION_FEATURES, (p + 1) * POSITION_FEATURES), o + L.position[0]);
   pairFeatures(r, c, out, o + L.pairs[0]);
   lbpFeatures(r, c, out, o + L.lbp[0]);
 }
@@ -131,9 +131,10 @@ export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry): Float32Arr
   accumulatePairs(planes, g.width, g.height);
   accumulateLbp(fineGrey, g.fineWidth, g.fineHeight);
   const out = new Float32Array(BUILTIN_INFO.patches * DIM);
+  const positions = positionTable(g.layout);
   const at = { histogram: BUILTIN_LAYOUT.histogram[0], edges: BUILTIN_LAYOUT.edges[0], row: BUILTIN_LAYOUT.row[0] };
   for (let r = 0; r < g.rows; r++) {
-    for (let c = 0; c < g.cols; c++) patchVector(g, r, c, out);
+    for (let c = 0; c < g.cols; c++) patchVector(g, r, c, positions, out);
     rowFeatures(out, r, g.cols, GRID_COLS, DIM, at);
   }
   return out;

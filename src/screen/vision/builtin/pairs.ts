@@ -35,20 +35,19 @@ export function accumulatePairs(planes: ColourPlanes, width: number, height: num
  */
 function blockPairs(code: Uint16Array, width: number, height: number, bx: number, by: number): void {
   let m = 0;
+  const note = (key: number) => {
+    let j = m - 1;
+    while (j >= 0 && keys[j] !== key) j--;
+    if (j >= 0) keyCounts[j]++;
+    else (keys[m] = key), (keyCounts[m++] = 1);
+  };
   const x1 = Math.min(width, bx + BLOCK);
   const y1 = Math.min(height, by + BLOCK);
+  const xRight = Math.min(x1, width - 1); // pixels with a right neighbour
   for (let y = by; y < y1; y++) {
-    for (let x = bx; x < x1; x++) {
-      const i = y * width + x;
-      for (let dir = 0; dir < 2; dir++) {
-        if (dir === 0 ? x + 1 >= width : y + 1 >= height) continue;
-        const key = (code[i]! << 15) | code[dir === 0 ? i + 1 : i + width]!;
-        let j = m - 1;
-        while (j >= 0 && keys[j] !== key) j--;
-        if (j >= 0) keyCounts[j]++;
-        else (keys[m] = key), (keyCounts[m++] = 1);
-      }
-    }
+    const row = y * width;
+    for (let x = bx; x < xRight; x++) note((code[row + x]! << 15) | code[row + x + 1]!);
+    if (y + 1 < height) for (let x = bx; x < x1; x++) note((code[row + x]! << 15) | code[row + width + x]!);
   }
   const blk = blocks.blockOf(bx, by);
   for (let j = 0; j < m; j++) addPairs(keys[j]! >>> 15, keys[j]! & 0x7fff, blk, keyCounts[j]!);

@@ -15,8 +15,28 @@ const Y_OCTAVES = 5;
 const X_OCTAVES = 4;
 export const POSITION_FEATURES = 4 + 2 * Y_OCTAVES + 2 * X_OCTAVES;
 
-/** Writes the code of patch p (real) of `layout` at out[o…]. */
-export function positionFeatures(layout: PatchLayout, p: number, out: Float32Array, o: number): void {
+/**
+ * Codes depend only on the layout, and a data set has one or a few screen sizes: tables are kept
+ * per layout (a bounded number, cleared when full) so the sines are computed once per size.
+ */
+const MAX_TABLES = 64;
+const tables = new Map<string, Float32Array>();
+
+/** The codes of every patch of `layout`, [patch * POSITION_FEATURES + k]. */
+export function positionTable(layout: PatchLayout): Float32Array {
+  const key = `${layout.grid[0]},${layout.grid[1]},${layout.rows},${layout.cols},${layout.rowHeight},${layout.colWidth}`;
+  let table = tables.get(key);
+  if (!table) {
+    if (tables.size >= MAX_TABLES) tables.clear();
+    const patches = layout.grid[0] * layout.grid[1];
+    table = new Float32Array(patches * POSITION_FEATURES);
+    for (let q = 0; q < patches; q++) positionCode(layout, q, table, q * POSITION_FEATURES);
+    tables.set(key, table);
+  }
+  return table;
+}
+
+function positionCode(layout: PatchLayout, p: number, out: Float32Array, o: number): void {
   const [gridRows, gridCols] = layout.grid;
   const r = Math.floor(p / gridCols);
   const c = p % gridCols;

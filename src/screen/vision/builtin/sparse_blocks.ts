@@ -36,8 +36,12 @@ export class SparseBlocks {
     this.blockRows = Math.ceil(height / this.block);
     const used = this.blockRows * this.blockCols;
     if (used > this.counts.length) throw new Error(`image ${width}×${height} needs ${used} blocks, more than ${this.counts.length}`);
-    this.values.fill(0, 0, used * this.width);
-    this.counts.fill(0, 0, used);
+    // Zero only the entries the last image set: a few per block, where a full fill writes megabytes.
+    for (let blk = 0; blk < this.counts.length; blk++) {
+      const base = blk * this.width;
+      for (let j = 0; j < this.counts[blk]!; j++) this.values[base + this.nonzero[base + j]!] = 0;
+      this.counts[blk] = 0;
+    }
   }
 
   /** The block holding pixel (x, y). */
