@@ -3,7 +3,7 @@ import type { RawImage } from '../types.js';
 import { InputError } from '../../util/errors.js';
 import type { EncoderInfo, VisionEncoder } from './encoder.js';
 import { colourPlanes, fillPlanes } from './builtin/colour.js';
-import { FINE_SCALE, GRID_COLS, GRID_ROWS, MAX_COARSE_PIXELS, MAX_FINE_PIXELS, PATCH_PX, screenGeometry, type ScreenGeometry } from './builtin/geometry.js';
+import { GRID_COLS, GRID_ROWS, MAX_COARSE_PIXELS, MAX_FINE_PIXELS, PATCH_PX, screenGeometry, type ScreenGeometry } from './builtin/geometry.js';
 import { accumulateLbp, lbpFeatures, LBP_FEATURES } from './builtin/lbp.js';
 import {
   CHROMA_FEATURES,
@@ -190,5 +190,3 @@ export class BuiltinEncoder implements VisionEncoder {
     );
   }
 }
-
-export { FINE_SCALE, PATCH_PX as BUILTIN_PATCH_PX };

@@ -17,7 +17,7 @@ export const COLOUR_BINS = GREY_BINS + HUE_BINS;
 /** At most two grey and two hue bins are non-zero for any colour. */
 export const MAX_MEMBERSHIPS = 4;
 const CHROMA_JND = 0.02;
-/** Full chroma weight at 4 JND: UI greys tinted blue (C ≈ 0.01–0.03) stay grey, brand colours (C > 0.1) are fully hued. */
+/** Full chroma weight at 4 JND: UI greys tinted blue (C ≈ 0.01–0.03) stay (nearly) all grey, brand colours (C > 0.1) are fully hued. */
 const CHROMA_FULL = 4 * CHROMA_JND;
 
 /*
