@@ -34,6 +34,7 @@ export function accumulatePairs(planes: ColourPlanes, width: number, height: num
  * up to (deterministic) float rounding.
  */
 function blockPairs(code: Uint16Array, width: number, height: number, bx: number, by: number): void {
+  if (uniformPairs(code, width, height, bx, by)) return;
   let m = 0;
   const note = (key: number) => {
     let j = m - 1;
@@ -51,6 +52,23 @@ function blockPairs(code: Uint16Array, width: number, height: number, bx: number
   }
   const blk = blocks.blockOf(bx, by);
   for (let j = 0; j < m; j++) addPairs(keys[j]! >>> 15, keys[j]! & 0x7fff, blk, keyCounts[j]!);
+}
+
+/**
+ * The common case of a block whose pixels and right/lower neighbours share one colour code: all its
+ * pairs are that code with itself, added at once. Returns false (adding nothing) otherwise.
+ */
+function uniformPairs(code: Uint16Array, width: number, height: number, bx: number, by: number): boolean {
+  const x1 = Math.min(width, bx + BLOCK);
+  const y1 = Math.min(height, by + BLOCK);
+  const c = code[by * width + bx]!;
+  for (let y = by; y < Math.min(height, y1 + 1); y++) {
+    for (let i = y * width + bx, end = y * width + Math.min(width, x1 + 1); i < end; i++) if (code[i] !== c) return false;
+  }
+  const across = (y1 - by) * (Math.min(x1, width - 1) - bx);
+  const down = (Math.min(y1, height - 1) - by) * (x1 - bx);
+  if (across + down > 0) addPairs(c, c, blocks.blockOf(bx, by), across + down);
+  return true;
 }
 
 function addPairs(p: number, q: number, blk: number, n: number): void {
