@@ -1,22 +1,38 @@
 /**
  * Dumps every tap step of a synthetic (or any AITW) set for the attention probe
- * (scripts/attention_probe.py): OUT/meta.json (subset, split, goal, step, gold tap, boxes) and
- * OUT/features.f32 (the built-in encoder's patches × dim per tap screen, float32, in meta order).
+ * (scripts/attention_probe.py): OUT/meta.json (the encoder's info; per tap its subset, split, goal,
+ * step, gold tap, annotation boxes and patch layout, see patchLayout) and OUT/features.f32 (the
+ * encoder's patches × dim per tap screen, float32, in meta order).
  *
- *   node dist/scripts/dump_taps.js <synth dir> <out dir>
+ *   node dist/scripts/dump_taps.js <synth dir> <out dir> [--encoder-module <file.js>]
+ * --encoder-module loads `BuiltinEncoder` from another build of the built-in encoder (an older
+ * version kept outside the repository), to compare two versions on the same taps.
  */
-import { mkdirSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { expandInputs, readAitwSteps } from '../src/data/aitw.js';
+import { isTapAction } from '../src/data/geometry.js';
 import { loadSplits, splitOf } from '../src/data/splits.js';
 import { SUBSETS } from '../src/data/types.js';
-import { isTapAction } from '../src/data/geometry.js';
+import { patchLayout, type VisionEncoder } from '../src/screen/vision/encoder.js';
 import { BuiltinEncoder } from '../src/screen/vision/index.js';
 
-const [root, out] = process.argv.slice(2);
-if (!root || !out) throw new Error('usage: dump_taps.js <synth dir> <out dir>');
+const args = process.argv.slice(2);
+const flag = args.indexOf('--encoder-module');
+const modulePath = flag >= 0 ? args.splice(flag, 2)[1] : undefined;
+const [root, out] = args;
+if (!root || !out) throw new Error('usage: dump_taps.js <synth dir> <out dir> [--encoder-module <file.js>]');
+
+async function encoderFrom(path: string | undefined): Promise<VisionEncoder> {
+  if (!path) return new BuiltinEncoder();
+  const mod = (await import(pathToFileURL(resolve(path)).href)) as { BuiltinEncoder?: new () => VisionEncoder };
+  if (!mod.BuiltinEncoder) throw new Error(`${path} exports no BuiltinEncoder`);
+  return new mod.BuiltinEncoder();
+}
+
+const encoder = await encoderFrom(modulePath);
 mkdirSync(out, { recursive: true });
-const encoder = new BuiltinEncoder();
 const fd = openSync(join(out, 'features.f32'), 'w');
 const meta: unknown[] = [];
 for (const subset of SUBSETS) {
@@ -26,7 +42,18 @@ for (const subset of SUBSETS) {
     if (!isTapAction(a)) continue;
     const [f] = await encoder.encode([st.image]);
     writeSync(fd, new Uint8Array(f!.buffer, f!.byteOffset, f!.byteLength));
-    meta.push({ subset, split: split(st.episodeId), goal: st.goal, step: st.stepId, activity: st.currentActivity, yx: a.touch_yx, boxes: st.annotations.positions, texts: st.annotations.text });
+    const layout = patchLayout(encoder.info, st.image);
+    meta.push({
+      subset,
+      split: split(st.episodeId),
+      goal: st.goal,
+      step: st.stepId,
+      activity: st.currentActivity,
+      yx: a.touch_yx,
+      boxes: st.annotations.positions,
+      texts: st.annotations.text,
+      layout: layout && { rows: layout.rows, cols: layout.cols, rowHeight: layout.rowHeight, colWidth: layout.colWidth },
+    });
   }
 }
 closeSync(fd);

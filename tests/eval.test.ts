@@ -92,7 +92,7 @@ describe('eval', () => {
     cfg.encoder.id = 'clip:deadbeef';
     writeFileSync(cfgFile, JSON.stringify(cfg));
     try {
-      await expect(evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true })).rejects.toThrow(/encoder 'clip:deadbeef'.*'builtin-v5'/);
+      await expect(evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true })).rejects.toThrow(/encoder 'clip:deadbeef'.*'builtin-v6'/);
     } finally {
       writeFileSync(cfgFile, saved);
     }

@@ -237,7 +237,7 @@ describe('data prepare', () => {
       out, subset: 'install', encoder: other, inputs: [], splitsFile: { path: splits, sha256: 'x' },
     });
     const req = { inputs: [join(dir, 'in')], splits, subset: 'general', out };
-    await expect(prepareFromFiles(req)).rejects.toThrow(/encoder 'other-v9'.*this run uses 'builtin-v5'.*another --out/);
+    await expect(prepareFromFiles(req)).rejects.toThrow(/encoder 'other-v9'.*this run uses 'builtin-v6'.*another --out/);
 
     // Same encoder, two subsets, one --out: the manifest holds both.
     const out2 = join(dir, 'shards2');
@@ -277,7 +277,7 @@ describe('data prepare', () => {
     }
     expect(chunks).toHaveLength(1);
     const printed = JSON.parse(chunks[0]!);
-    expect(printed).toMatchObject({ subset: 'single', encoder: 'builtin-v5', episodes: { train: 2, val: 1, test: 0 }, upToDate: false });
+    expect(printed).toMatchObject({ subset: 'single', encoder: 'builtin-v6', episodes: { train: 2, val: 1, test: 0 }, upToDate: false });
     expect(printed.shards.total).toBe(Math.ceil(printed.screens.train / 2) + Math.ceil(printed.screens.val / 2));
   });
 });

@@ -60,7 +60,7 @@ describe('routes', () => {
     expect(h.json()).toMatchObject({ ok: true });
     const m = await server.app.inject({ method: 'GET', url: '/v1/model' });
     expect(m.statusCode).toBe(200);
-    expect(m.json()).toMatchObject({ model: { dModel: 128 }, encoder: { id: 'builtin-v5' }, backend: { backend: expect.any(String) }, training: { recipe: 'scratch', preset: 'tiny' }, token_required: false });
+    expect(m.json()).toMatchObject({ model: { dModel: 128 }, encoder: { id: 'builtin-v6' }, backend: { backend: expect.any(String) }, training: { recipe: 'scratch', preset: 'tiny' }, token_required: false });
   });
 
   test('GET / serves the page', async () => {

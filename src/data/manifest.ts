@@ -187,6 +187,8 @@ function checkManifest(json: unknown, path: string): Manifest {
       grid: field(enc, 'grid', 'encoder.', isGrid, 'null or [rows, cols]'),
       pooled: field(enc, 'pooled', 'encoder.', isBool, 'a boolean'),
     };
+    // Optional (absent = 'stretch'); kept, or sameEncoder would tell a square-layout encoder from itself.
+    if (enc.layout !== undefined) encoder.layout = field(enc, 'layout', 'encoder.', (v): v is 'stretch' | 'square' => v === 'stretch' || v === 'square', "'stretch' or 'square'");
     const subsets = field(json, 'subsets', '', isObj, 'an object');
     for (const [name, s] of Object.entries(subsets)) {
       const w = `subsets.${name}.`;
