@@ -6,7 +6,8 @@ import { parseScoreFile } from '../src/eval/score_input.js';
 import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
 import { isTapAction } from '../src/data/geometry.js';
-import { gridLayout, patchCentre } from '../src/model/pointer.js';
+import { patchCentre } from '../src/model/pointer.js';
+import { patchLayout } from '../src/screen/vision/encoder.js';
 import { train } from '../src/pipeline/train.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
@@ -70,8 +71,9 @@ describe('eval', () => {
     const [auto, attention, tokens] = [await run('auto'), await run('attention'), await run('tokens')];
     expect(auto.predictions).toEqual(attention.predictions);
     const manifest = JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8'));
-    const grid = manifest.encoder.grid as [number, number];
-    const centres = Array.from({ length: grid[0] * grid[1] }, (_, p) => JSON.stringify(patchCentre(p, gridLayout(grid))));
+    // The synthetic screens are 160×320; the encoder's layout says where each patch of such a screen lies.
+    const layout = patchLayout(manifest.encoder, { width: 160, height: 320 })!;
+    const centres = Array.from({ length: manifest.encoder.patches }, (_, p) => JSON.stringify(patchCentre(p, layout)));
     let taps = 0;
     attention.predictions.forEach((p, i) => {
       const t = tokens.predictions[i]!;
