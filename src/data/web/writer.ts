@@ -17,22 +17,31 @@ import { replaceDirAtomic, writeFileAtomic } from '../../util/atomic.js';
 import { InputError } from '../../util/errors.js';
 import { readJsonIfExists } from '../../util/json.js';
 import { Rng } from '../../util/rng.js';
-import { APP_SITES, appModel } from './app_model.js';
+import { APP_SITES, appModel, type AppSiteSpec } from './app_model.js';
 import { writeAppSite } from './app_pages.js';
 import { launchChromium } from './browser.js';
 import { copySitePages } from './pages.js';
 import { episodeRecords, suiteText } from './records.js';
 import { runSite, type AttemptInfo, type SiteEpisode } from './runner.js';
 import { siteModel, type SiteModel } from './site_model.js';
-import { DEFAULT_HELD_OUT, DEFAULT_MANUAL_CACHE, locateManual, manualSpec, MANUALS, searchRoots, SHARED_SCRIPT_PACKAGES, type SiteKind } from './sites.js';
+import { DEFAULT_HELD_OUT, DEFAULT_MANUAL_CACHE, locateManual, MANUALS, searchRoots, SHARED_SCRIPT_PACKAGES, type ManualSpec, type SiteKind } from './sites.js';
 
 export const WEB_GENERATOR_VERSION = 1;
-export const ALL_SITES: readonly string[] = [...MANUALS.map((m) => m.site), ...APP_SITES.map((a) => a.site)];
+
 export { DEFAULT_HELD_OUT };
+export const ALL_SITES: readonly string[] = [...MANUALS.map((m) => m.site), ...APP_SITES.map((a) => a.site)];
 const SPLITS = ['train', 'val', 'test'] as const;
+
+/** The sites a build may use; tests pass their own. */
+export interface Catalogue {
+  manuals: readonly ManualSpec[];
+  apps: readonly AppSiteSpec[];
+}
+export const DEFAULT_CATALOGUE: Catalogue = { manuals: MANUALS, apps: APP_SITES };
 
 export interface WebOptions {
   out: string;
+  catalogue?: Catalogue;
   sites?: readonly string[];
   heldOut?: readonly string[];
   /** Episodes per site. */
@@ -93,9 +102,12 @@ export interface WebResult {
   seconds: number;
 }
 
-function checkSites(o: WebOptions): { sites: string[]; heldOut: Set<string> } {
-  const sites = [...new Set(o.sites ?? ALL_SITES)];
-  for (const s of sites) if (!ALL_SITES.includes(s)) throw new InputError(`unknown site '${s}' (known: ${ALL_SITES.join(', ')})`, '--sites');
+const siteNames = (c: Catalogue): string[] => [...c.manuals.map((m) => m.site), ...c.apps.map((a) => a.site)];
+
+function checkSites(o: WebOptions, c: Catalogue): { sites: string[]; heldOut: Set<string> } {
+  const known = siteNames(c);
+  const sites = [...new Set(o.sites ?? known)];
+  for (const s of sites) if (!known.includes(s)) throw new InputError(`unknown site '${s}' (known: ${known.join(', ')})`, '--sites');
   const heldOut = new Set(o.heldOut ?? DEFAULT_HELD_OUT.filter((s) => sites.includes(s)));
   for (const s of heldOut) if (!sites.includes(s)) throw new InputError(`held-out site '${s}' is not among the sites being built (${sites.join(', ')})`, '--held-out');
   return { sites, heldOut };
@@ -114,16 +126,16 @@ async function finishedSite(dir: string, args: SiteArgs): Promise<SiteSummary | 
 }
 
 /** Copies (manual) or generates (app) the site's pages into DIR/pages and reads its model. */
-async function prepareSite(site: string, dir: string, o: WebOptions): Promise<SiteModel> {
+async function prepareSite(site: string, dir: string, o: WebOptions, c: Catalogue): Promise<SiteModel> {
   const pagesDir = join(dir, 'pages');
-  const manual = manualSpec(site);
+  const manual = c.manuals.find((m) => m.site === site);
   if (manual) {
     const cache = o.manualCache ?? DEFAULT_MANUAL_CACHE;
     const src = locateManual(manual, cache);
     await copySitePages(src, pagesDir, searchRoots(cache, [manual.pkg, ...SHARED_SCRIPT_PACKAGES]));
     return siteModel({ site, kind: 'manual', label: manual.label, pagesDir, start: manual.start, sphinx: manual.sphinx });
   }
-  const spec = APP_SITES.find((a) => a.site === site)!;
+  const spec = c.apps.find((a) => a.site === site)!;
   const app = appModel(spec, o.seed);
   await replaceDirAtomic(pagesDir, async (tmp) => {
     await writeAppSite(app, tmp);
@@ -153,10 +165,10 @@ async function writeSuites(dir: string, m: SiteModel, eps: readonly SiteEpisode[
   }
 }
 
-async function buildSite(browser: Browser, site: string, args: SiteArgs, o: WebOptions): Promise<SiteSummary> {
+async function buildSite(browser: Browser, site: string, args: SiteArgs, o: WebOptions, c: Catalogue): Promise<SiteSummary> {
   const t0 = performance.now();
   const dir = join(o.out, site);
-  const m = await prepareSite(site, dir, o);
+  const m = await prepareSite(site, dir, o, c);
   const { episodes, failed } = await runSite(browser, m, { seed: o.seed, episodes: o.episodes, dpr: args.dpr ?? undefined, onEpisode: () => o.onEpisode?.(site), onAttempt: o.onAttempt });
   const { files, steps } = await writeEpisodes(dir, m, episodes, o.shardEpisodes ?? 100);
   const ids = episodes.map((e) => e.id);
@@ -230,11 +242,9 @@ async function pool<T, R>(items: readonly T[], n: number, f: (t: T) => Promise<R
 /** Builds (or completes) the web dataset in `o.out`. */
 export async function buildWebDataset(o: WebOptions): Promise<WebResult> {
   const t0 = performance.now();
-  const { sites, heldOut } = checkSites(o);
-  for (const s of sites) {
-    const spec = manualSpec(s);
-    if (spec) locateManual(spec, o.manualCache ?? DEFAULT_MANUAL_CACHE);
-  }
+  const c = o.catalogue ?? DEFAULT_CATALOGUE;
+  const { sites, heldOut } = checkSites(o, c);
+  for (const spec of c.manuals) if (sites.includes(spec.site)) locateManual(spec, o.manualCache ?? DEFAULT_MANUAL_CACHE);
   const argsOf = (s: string): SiteArgs => {
     const held = heldOut.has(s);
     return { seed: o.seed, episodes: o.episodes, dpr: (held ? o.testDpr : o.dpr) ?? null, heldOut: held, suite: !!o.suite };
@@ -249,7 +259,7 @@ export async function buildWebDataset(o: WebOptions): Promise<WebResult> {
   let browser: Browser | undefined;
   try {
     if (todo.length) browser = await launchChromium(o.chromium);
-    const built = await pool(todo, o.concurrency ?? 2, (s) => buildSite(browser!, s, argsOf(s), o));
+    const built = await pool(todo, o.concurrency ?? 2, (s) => buildSite(browser!, s, argsOf(s), o, c));
     for (const b of built) prior.set(b.site, b);
   } finally {
     await browser?.close();
