@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toAnnotations } from '../src/data/web/annotate.js';
-import { commonTitleSuffix, inReach, pageName, parsePage, REACH_CHARS, resolveHref, shortestPaths, type LinkGraph } from '../src/data/web/graph.js';
+import { commonTitleSuffix, inReach, isRedirectStub, pageName, parsePage, REACH_CHARS, resolveHref, shortestPaths, type LinkGraph } from '../src/data/web/graph.js';
 import { searchWord, varyCase } from '../src/data/web/goals.js';
 import { withViewportMeta, VIEWPORT_META } from '../src/data/web/pages.js';
 import { tapAction } from '../src/data/web/recorder.js';
@@ -68,6 +68,11 @@ describe('link graph', () => {
         }
       }),
     );
+  });
+
+  it('recognises redirect stubs (texinfo node pages)', () => {
+    expect(isRedirectStub('<html><head><meta http-equiv="Refresh" content="0; url=Shell-Grammar.html#Aliasing"></head></html>')).toBe(true);
+    expect(isRedirectStub('<html><head><meta http-equiv="Content-Type" content="text/html"></head></html>')).toBe(false);
   });
 
   it('follows only links within reach when asked', () => {

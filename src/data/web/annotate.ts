@@ -74,7 +74,8 @@ export const ICON_TYPES: Readonly<Record<string, string>> = {
 
 /**
  * Runs in the page. Returns the visible texts and icons, boxes relative to the visual viewport.
- * Hand-written: no library measures rendered lines from a live DOM.
+ * Hand-written: no library measures rendered lines from a live DOM. One long function because
+ * Playwright serialises it into the page: it cannot call anything defined outside it.
  */
 export function collectScreenItems(opts: CollectOptions): ScreenItem[] {
   const vv = window.visualViewport;

@@ -100,7 +100,8 @@ export class PhoneScreen {
 
   static async open(ctx: BrowserContext, dpr: number): Promise<PhoneScreen> {
     const page = await ctx.newPage();
-    page.setDefaultTimeout(10_000);
+    // Megabyte-long manual pages on a busy machine take seconds to load; 30 s only ends real hangs.
+    page.setDefaultTimeout(30_000);
     return new PhoneScreen(page, await ctx.newCDPSession(page), dpr);
   }
 
@@ -113,7 +114,11 @@ export class PhoneScreen {
   async settle(): Promise<void> {
     await this.page.evaluate(async () => {
       await document.fonts.ready;
-      await new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+      // Two frames, or 500 ms if frames stop (a tab the browser does not paint).
+      await Promise.race([
+        new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
+        new Promise<void>((r) => setTimeout(r, 500)),
+      ]);
     });
   }
 
@@ -180,7 +185,7 @@ export class PhoneScreen {
 
   /** Waits until Sphinx's client-side search has listed its results. */
   async sphinxResults(): Promise<void> {
-    await this.page.waitForFunction(() => /Search finished|did not match/.test(document.getElementById('search-results')?.textContent ?? ''), undefined, { timeout: 10_000 });
+    await this.page.waitForFunction(() => /Search finished|did not match/.test(document.getElementById('search-results')?.textContent ?? ''));
     await this.settle();
   }
 

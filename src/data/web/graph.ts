@@ -107,12 +107,24 @@ async function htmlFiles(dir: string, prefix = ''): Promise<string[]> {
   return out.sort();
 }
 
-/** The graph of the task pages under `dir` (UTF-8 assumed; other bytes only blur titles). */
+/** A page that only forwards to another (texinfo node stubs): `<meta http-equiv="refresh">`. */
+export function isRedirectStub(html: string): boolean {
+  return /<meta[^>]+http-equiv\s*=\s*["']?refresh/i.test(html.slice(0, 4096));
+}
+
+/**
+ * The graph of the task pages under `dir` (UTF-8 assumed; other bytes only blur titles). Redirect
+ * stubs are left out, with the links to them: a tap on one lands on another page than it names.
+ */
 export async function readLinkGraph(dir: string): Promise<LinkGraph> {
-  const files = (await htmlFiles(dir)).filter(isTaskPage);
-  const known = new Set(files);
+  const texts = new Map<string, string>();
+  for (const f of (await htmlFiles(dir)).filter(isTaskPage)) {
+    const html = await readFile(join(dir, f), 'utf8');
+    if (!isRedirectStub(html)) texts.set(f, html);
+  }
+  const known = new Set(texts.keys());
   const graph: LinkGraph = new Map();
-  for (const f of files) graph.set(f, parsePage(await readFile(join(dir, f), 'utf8'), f, known));
+  for (const [f, html] of texts) graph.set(f, parsePage(html, f, known));
   return graph;
 }
 

@@ -9,7 +9,7 @@ import type { CssBox } from './annotate.js';
 import type { LinkOnPage } from './dom.js';
 import { backGoal, groundGoal, navigateGoal, scrollGoal, searchGoal, searchWord } from './goals.js';
 import { inReach, isTaskPage, shortestPaths } from './graph.js';
-import type { Recorder } from './recorder.js';
+import { SWIPE_FROM, SWIPE_TO, type Recorder } from './recorder.js';
 import { onPage, pageOf, pageUrl, taskPages, type Episode, type SiteModel } from './site_model.js';
 
 /** A tap target must sit inside this band of the screen (fractions of its height): clear of bars and the edge. */
@@ -68,7 +68,7 @@ export async function scrollTask(rec: Recorder, m: SiteModel, rng: Rng, page: st
   const view = await rec.screen.view();
   const all = await rec.screen.links();
   const firstScreen = new Set(all.filter((l) => l.box.y < view.height).map((l) => l.text.toLowerCase()));
-  const reach = view.height * (BOTTOM + MAX_SWIPES * 0.5) - 40;
+  const reach = view.height * (BOTTOM + MAX_SWIPES * (SWIPE_FROM[0] - SWIPE_TO[0])) - 40;
   // Below the fold, within reach, and named by a text that no link on the first screen shares.
   const below = all.filter((l) => l.box.y > view.height && l.box.y < reach && !firstScreen.has(l.text.toLowerCase()) && usableText(l.text));
   const cands = below.filter((l) => {

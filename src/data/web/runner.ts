@@ -15,6 +15,18 @@ import { taskPages, type Episode, type SiteModel } from './site_model.js';
 
 /** Draws per site before an episode index is given up (each draw is a fresh page). */
 const ATTEMPTS = 8;
+/** A draw taking longer than this is stuck (each browser wait has its own 30 s limit). */
+const ATTEMPT_MS = 120_000;
+const CLOSE_MS = 10_000;
+
+/** `p`, or a rejection once `ms` have passed. */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
 const DARK_SHARE = 0.3;
 
 /** Task mixes: manuals with and without search, and apps. */
@@ -108,14 +120,16 @@ class Phones {
     return c;
   }
 
-  /** Replaces a tab left in an unknown state by a failed draw. */
-  async renew(p: Phone, dpr: number): Promise<void> {
-    await p.screen.close().catch(() => {});
-    p.screen = await PhoneScreen.open(p.ctx, dpr);
+  /** Drops a phone left in an unknown state by a failed draw; the next draw gets a fresh context. */
+  async drop(device: Device, scheme: ColorScheme, dpr: number): Promise<void> {
+    const key = `${device.name}|${scheme}|${dpr}`;
+    const p = this.open.get(key);
+    this.open.delete(key);
+    if (p) await withTimeout(p.ctx.close(), CLOSE_MS).catch(() => {});
   }
 
   async close(): Promise<void> {
-    for (const c of this.open.values()) await c.ctx.close();
+    for (const c of this.open.values()) await withTimeout(c.ctx.close(), CLOSE_MS).catch(() => {});
     this.open.clear();
   }
 }
@@ -148,14 +162,14 @@ async function attempt(phones: Phones, m: SiteModel, o: RunSiteOptions, i: numbe
   const t0 = performance.now();
   const debug = (outcome: string): void => o.onAttempt?.({ site: m.site, episode: i, attempt: a, kind: setup.kind, outcome, ms: performance.now() - t0 });
   try {
-    const ep = await runTask(setup.kind, new Recorder(phone.screen, phone.cache), m, rng.fork('task'));
+    const ep = await withTimeout(runTask(setup.kind, new Recorder(phone.screen, phone.cache), m, rng.fork('task')), ATTEMPT_MS);
     debug(ep ? `ok ${ep.steps.length} "${ep.goal}"` : 'not possible');
     return ep && { ...ep, id: `${m.site}-${String(i).padStart(5, '0')}`, setup, dpr };
   } catch (err) {
     debug(`error ${(err as Error).message.split('\n')[0]}`);
     // A page that never loads or a target that times out makes this draw unusable, not the run.
-    if (err instanceof Error && /Timeout|net::|Target page|Execution context/.test(err.message)) {
-      await phones.renew(phone, dpr);
+    if (err instanceof Error && /Timeout|timed out|net::|Target page|Execution context/.test(err.message)) {
+      await phones.drop(setup.device, setup.scheme, dpr);
       return undefined;
     }
     throw err;
