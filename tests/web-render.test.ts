@@ -36,6 +36,8 @@ const PAGES: Record<string, string> = {
   'two.html': page('Second', `<main><h1>Second</h1><a href="four.html">Fourth page</a> <a href="index.html">Back home</a></main>`),
   'three.html': page('Third', `<main><h1>Third</h1><a href="four.html">Fourth page</a></main>`),
   'four.html': page('Fourth', `<main><h1>Fourth</h1><p>The end.</p></main>`),
+  // Wider than the phone: the second link is laid out past the right edge of the screen.
+  'wide.html': page('Wide', `<main><div style="width:900px"><a href="two.html">Near link</a><a href="three.html" style="margin-left:600px">Offscreen link</a></div></main>`),
 };
 
 let dir: string;
@@ -136,6 +138,15 @@ describe('gold episodes', () => {
       expect(named.some((b) => inside(tap!.action.touch_yx, b))).toBe(true);
       expect(done!.action.action_type).toBe(ActionType.STATUS_TASK_COMPLETE);
       expect(done!.shot.view.url.endsWith((ep!.success as { url_endswith: string }).url_endswith.replace('/pages/', '/'))).toBe(true);
+    }
+  });
+
+  it('never taps a link laid out past the right edge of a page wider than the phone', async () => {
+    for (let seed = 0; seed < 4; seed++) {
+      const ep = await groundTask(new Recorder(screen, new Map()), site, Rng.from('wide', seed), 'wide.html');
+      expect(ep).toBeDefined();
+      expect(ep!.goal.toLowerCase()).toContain('near link');
+      expect(ep!.steps[0]!.action.touch_yx[1]).toBeLessThan(1);
     }
   });
 

@@ -51,19 +51,18 @@ export function registerDataWeb(data: Command): void {
   data
     .command('web')
     .description(
-      'render real screens in headless Chromium and write them as AITW records: Debian HTML manuals and generated\n' +
-        'Material 3 phone apps at phone viewports, with gold episodes executed in the browser (tap, scroll, search,\n' +
-        'back, toggle, type). Writes DIR/<site>/<site>-NNNNN.tfrecord.gz (PNG screens), DIR/<site>/split.json,\n' +
-        'DIR/<site>/pages/ and DIR/sites.json; with --suite also task suites (JSON Lines) per split.\n' +
-        'Held-out sites go to test only. Same arguments → same episodes; a re-run skips finished sites.\n' +
-        'Needs Debian chromium; manuals not installed are fetched with scripts/fetch-manuals.sh.',
+      'render real screens in headless Chromium (Debian HTML manuals and generated Material 3 phone apps, at phone viewports) ' +
+        'and write them as AITW records, with gold episodes executed in the browser (tap, scroll, search, back, toggle, type). ' +
+        'Writes DIR/<site>/<site>-NNNNN.tfrecord.gz (PNG screens), DIR/<site>/split.json, DIR/<site>/pages/ and DIR/sites.json; ' +
+        'with --suite also task suites (JSON Lines) per split. Held-out sites go to test only. Same arguments give the same episodes; ' +
+        'a re-run skips finished sites. Needs Debian chromium; manuals that are not installed are fetched by scripts/fetch-manuals.sh.',
     )
     .requiredOption('--out <dir>', 'output directory')
     .option('--sites <list>', `comma-separated sites (default: all: ${ALL_SITES.join(',')})`, siteList('--sites'))
     .option('--held-out <list>', `sites kept for test only (default: ${DEFAULT_HELD_OUT.join(',')})`, siteList('--held-out'))
     .option('--episodes <n>', 'episodes per site', intOption('--episodes', 1), 40)
     .option('--seed <n>', 'random seed', intOption('--seed', 0), 0)
-    .option('--dpr <ratio>', "pixel ratio of training sites' screenshots (default: each phone's own, 2.625 or 3; 1 renders ~3× faster)", dprOption('--dpr'))
+    .option('--dpr <ratio>', "pixel ratio of training sites' screenshots (default: each phone's own, 2.625 or 3; 1 captures ~2× faster)", dprOption('--dpr'))
     .option('--test-dpr <ratio>', "pixel ratio of held-out sites' screenshots (default: each phone's own)", dprOption('--test-dpr'))
     .option('--suite', 'also write task suites (suite-{train,val,test}.jsonl) with one task per episode')
     .option('--manual-cache <dir>', 'where scripts/fetch-manuals.sh unpacked manuals that are not installed', DEFAULT_MANUAL_CACHE)

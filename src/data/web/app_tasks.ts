@@ -21,6 +21,7 @@ async function scrollTo(rec: Recorder, selector: string): Promise<CssBox | undef
     const view = await rec.screen.view();
     const box = await rec.screen.box(selector);
     if (!box) return undefined;
+    if (box.x + box.w / 2 > view.width) return undefined;
     if (box.y >= TOP * view.height && box.y + box.h <= BOTTOM * view.height) return box;
     if (swipes >= MAX_SWIPES || box.y < TOP * view.height || (await rec.swipeUp()) < 1) return undefined;
   }

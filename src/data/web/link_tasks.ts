@@ -18,16 +18,19 @@ const BOTTOM = 0.95;
 /** At most this many swipes to bring a target into view. */
 export const MAX_SWIPES = 3;
 
-const inBand = (b: CssBox, h: number): boolean => b.y >= TOP * h && b.y + b.h <= BOTTOM * h;
+/** Inside the tap band vertically and wholly on screen horizontally (wide pages overflow to the right). */
+const inBand = (b: CssBox, h: number, w: number): boolean => b.y >= TOP * h && b.y + b.h <= BOTTOM * h && b.x >= 0 && b.x + b.w <= w;
+/** Could come into the band by swiping up: not past the screen's right edge. */
+const reachable = (b: CssBox, w: number): boolean => b.x >= 0 && b.x + b.w <= w;
 const usableText = (t: string): boolean => t.length >= 2 && t.length <= 48 && /[A-Za-z]/.test(t);
 
 /** Links on screen now to other task pages of the site, with usable text, one per target page. */
-export function visibleTaskLinks(m: SiteModel, links: readonly LinkOnPage[], here: string, height: number): (LinkOnPage & { page: string })[] {
+export function visibleTaskLinks(m: SiteModel, links: readonly LinkOnPage[], here: string, height: number, width: number): (LinkOnPage & { page: string })[] {
   const seen = new Set<string>();
   const out: (LinkOnPage & { page: string })[] = [];
   for (const l of links) {
     const page = pageOf(m, l.href);
-    if (!page || page === here || !m.graph.has(page) || seen.has(page) || !usableText(l.text) || !inBand(l.box, height)) continue;
+    if (!page || page === here || !m.graph.has(page) || seen.has(page) || !usableText(l.text) || !inBand(l.box, height, width)) continue;
     seen.add(page);
     out.push({ ...l, page });
   }
@@ -38,10 +41,10 @@ export function visibleTaskLinks(m: SiteModel, links: readonly LinkOnPage[], her
 async function scrollToLink(rec: Recorder, href: string): Promise<CssBox | undefined> {
   for (let swipes = 0; ; swipes++) {
     const view = await rec.screen.view();
-    const boxes = (await rec.screen.links()).filter((l) => l.href === href && l.box.y >= TOP * view.height).map((l) => l.box);
+    const boxes = (await rec.screen.links()).filter((l) => l.href === href && l.box.y >= TOP * view.height && reachable(l.box, view.width)).map((l) => l.box);
     const box = boxes[0];
     if (!box) return undefined;
-    if (inBand(box, view.height)) return box;
+    if (inBand(box, view.height, view.width)) return box;
     if (swipes >= MAX_SWIPES || box.y < TOP * view.height) return undefined;
     if ((await rec.swipeUp()) < 1) return undefined;
   }
@@ -55,7 +58,7 @@ async function start(rec: Recorder, m: SiteModel, page: string): Promise<string>
 export async function groundTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
   await start(rec, m, page);
   const view = await rec.screen.view();
-  const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height);
+  const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width);
   if (links.length === 0) return undefined;
   const l = rng.pick(links);
   if (!(await rec.tap(l.box, { href: l.href }, true))) return undefined;
@@ -70,7 +73,7 @@ export async function scrollTask(rec: Recorder, m: SiteModel, rng: Rng, page: st
   const firstScreen = new Set(all.filter((l) => l.box.y < view.height).map((l) => l.text.toLowerCase()));
   const reach = view.height * (BOTTOM + MAX_SWIPES * (SWIPE_FROM[0] - SWIPE_TO[0])) - 40;
   // Below the fold, within reach, and named by a text that no link on the first screen shares.
-  const below = all.filter((l) => l.box.y > view.height && l.box.y < reach && !firstScreen.has(l.text.toLowerCase()) && usableText(l.text));
+  const below = all.filter((l) => l.box.y > view.height && l.box.y < reach && reachable(l.box, view.width) && !firstScreen.has(l.text.toLowerCase()) && usableText(l.text));
   const cands = below.filter((l) => {
     const p = pageOf(m, l.href);
     return p && p !== page && m.graph.has(p) && below.filter((o) => o.text.toLowerCase() === l.text.toLowerCase()).length === 1;
@@ -107,7 +110,7 @@ export async function navigateTask(rec: Recorder, m: SiteModel, rng: Rng, page: 
 export async function backTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
   await start(rec, m, page);
   const view = await rec.screen.view();
-  const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height);
+  const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width);
   if (links.length === 0) return undefined;
   const l = rng.pick(links);
   if (!(await rec.tap(l.box, { href: l.href }, true))) return undefined;

@@ -60,8 +60,10 @@ export class Recorder {
   async tap(box: CssBox, target: TapTarget, navigates: boolean): Promise<boolean> {
     const x = box.x + box.w / 2;
     const y = box.y + box.h / 2;
-    if (!(await this.screen.page.evaluate(hits, { x, y, target }))) return false;
     const view = await this.screen.view();
+    // A page wider than the phone lays links out past the right edge: the phone cannot tap those.
+    if (x < 0 || x > view.width || y < 0 || y > view.height) return false;
+    if (!(await this.screen.page.evaluate(hits, { x, y, target }))) return false;
     await this.record(tapAction(box, view.width, view.height));
     await this.screen.tap(x, y, navigates);
     return true;
