@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { registerDataInspect } from './cli/data-inspect.js';
 import { registerDataPrepare } from './cli/data-prepare.js';
 import { registerDataSynth } from './cli/data-synth.js';
+import { registerDataWeb } from './cli/data-web.js';
 import { registerDemo } from './cli/demo.js';
 import { registerEval } from './cli/eval.js';
 import { registerInfo } from './cli/info.js';
@@ -23,6 +24,7 @@ const program = new Command('autoui')
 registerInfo(program);
 const data = program.command('data').description('read, synthesise and prepare AITW data');
 registerDataSynth(data);
+registerDataWeb(data);
 registerDataInspect(data);
 registerDataPrepare(data);
 registerTrain(program);

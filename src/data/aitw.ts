@@ -148,20 +148,29 @@ export async function stepFromExample(f: Features, where: string): Promise<AitwS
 
 /** Encodes a step as an AITW tf.train.Example; `png` stores the screen losslessly compressed. */
 export async function exampleFromStep(step: AitwStep, opts: { imageFormat?: 'raw' | 'png' } = {}): Promise<Uint8Array> {
-  const { image, annotations: a, action } = step;
+  const { image } = step;
   if (image.data.length !== image.height * image.width * image.channels)
     throw new RangeError(
       `episode ${step.episodeId} step ${step.stepId}: image has ${image.data.length} bytes, expected ${image.height}×${image.width}×${image.channels}`,
     );
+  const encoded = opts.imageFormat === 'png' ? await encodePng(image) : image.data;
+  return exampleFromEncodedStep({ ...step, image: { height: image.height, width: image.width, channels: image.channels, encoded } });
+}
+
+/** A step whose screen is already encoded (raw pixels, PNG or JPEG bytes, as `image/encoded` holds them). */
+export type EncodedStep = Omit<AitwStep, 'image'> & { image: { height: number; width: number; channels: number; encoded: Uint8Array } };
+
+/** Encodes a step whose screen bytes are ready as an AITW tf.train.Example (no pixel work). */
+export function exampleFromEncodedStep(step: EncodedStep): Uint8Array {
+  const { image, annotations: a, action } = step;
   if (a.text.length !== a.positions.length || a.types.length !== a.positions.length)
     throw new RangeError(`episode ${step.episodeId} step ${step.stepId}: UI annotation lists differ in length`);
-  const encoded = opts.imageFormat === 'png' ? await encodePng(image) : image.data;
   const features: Features = new Map<string, Feature>([
     [F.episodeId, { kind: 'bytes', value: [textBytes(step.episodeId)] }],
     [F.episodeLength, { kind: 'int64', value: [step.episodeLength] }],
     [F.stepId, { kind: 'int64', value: [step.stepId] }],
     [F.goal, { kind: 'bytes', value: [textBytes(step.goal)] }],
-    [F.image, { kind: 'bytes', value: [encoded] }],
+    [F.image, { kind: 'bytes', value: [image.encoded] }],
     [F.height, { kind: 'int64', value: [image.height] }],
     [F.width, { kind: 'int64', value: [image.width] }],
     [F.channels, { kind: 'int64', value: [image.channels] }],

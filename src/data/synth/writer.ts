@@ -1,7 +1,7 @@
-import { readFile, readdir, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exampleFromStep } from '../aitw.js';
-import { TfRecordWriter } from '../tfrecord.js';
+import { EpisodeShardWriter, shardName as sharedShardName, splitEpisodes } from '../episode_shards.js';
 import { SUBSETS, type Splits, type Subset } from '../types.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { readJsonIfExists } from '../../util/json.js';
@@ -77,21 +77,10 @@ export function splitsFor(ids: readonly string[], rng: Rng, apps: AppSplit): Spl
   return apps === 'unseen' ? { train: [], val: [], test: [...ids] } : splitEpisodes(ids, rng);
 }
 
-/** ~80/10/10 by episode, shuffled by seed. */
-export function splitEpisodes(ids: readonly string[], rng: Rng): Splits {
-  const shuffled = rng.shuffle(ids);
-  const n = shuffled.length;
-  const nTest = Math.round(n * 0.1);
-  const nVal = Math.round(n * 0.1);
-  return {
-    train: shuffled.slice(0, n - nVal - nTest),
-    val: shuffled.slice(n - nVal - nTest, n - nTest),
-    test: shuffled.slice(n - nTest),
-  };
-}
+export { splitEpisodes };
 
 export function shardName(subset: Subset, index: number): string {
-  return `${subset}-${String(index).padStart(5, '0')}.tfrecord.gz`;
+  return sharedShardName(subset, index);
 }
 
 const appsOf = (o: SynthOptions): AppSplit => o.apps ?? 'seen';
@@ -138,10 +127,9 @@ async function allFilesPresent(out: string, s: SynthSummary): Promise<boolean> {
 /** Writes one subset's shards and split.json; removes older shards of ours that this run did not write. */
 async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard: number): Promise<SubsetSummary> {
   const dir = join(o.out, subset);
-  const files: string[] = [];
   const ids: string[] = [];
   let steps = 0;
-  let writer: TfRecordWriter | undefined;
+  const shards = new EpisodeShardWriter(dir, subset, shard);
   const pending: Promise<Uint8Array[]>[] = [];
   const start = (i: number): Promise<Uint8Array[]> => {
     const trace = generateTrace(o.seed, subset, i, o.size, o.subsets, appsOf(o));
@@ -153,26 +141,18 @@ async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard
     for (let i = 0; i < count; i++) {
       while (next < count && next < i + IN_FLIGHT) pending.push(start(next++));
       const records = await pending.shift()!;
-      if (i % shard === 0) {
-        await writer?.close();
-        const name = shardName(subset, files.length);
-        files.push(name);
-        writer = await TfRecordWriter.open(join(dir, name), { gzip: true });
-      }
-      for (const r of records) await writer!.write(r);
+      await shards.writeEpisode(records);
       steps += records.length;
       o.onEpisode?.(subset);
     }
-    await writer?.close();
   } catch (err) {
-    await writer?.abort();
+    await shards.abort();
     await Promise.allSettled(pending);
     throw err;
   }
+  const files = await shards.close();
   const splits = splitsFor(ids, Rng.from('autoui-synth-split', o.seed, subset), appsOf(o));
   await writeFileAtomic(join(dir, 'split.json'), JSON.stringify(splits) + '\n');
-  const ours = new RegExp(`^${subset}-\\d{5}\\.tfrecord\\.gz$`);
-  for (const f of await readdir(dir)) if (ours.test(f) && !files.includes(f)) await rm(join(dir, f));
   return { episodes: count, steps, splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length }, files };
 }
 

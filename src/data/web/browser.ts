@@ -1,0 +1,195 @@
+/**
+ * Headless Debian Chromium (through playwright-core) as a phone: a viewport of a real device's CSS
+ * size and pixel ratio, touch, emulated light/dark scheme, and every request that leaves file://
+ * (and 127.0.0.1) refused, so rendering never touches the network. Screens are captured through
+ * CDP with `optimizeForSpeed` (a faster PNG deflate setting; Playwright's own screenshot is ~3×
+ * slower at DPR 2.625) and a clip of exactly the visual viewport at the capture scale.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { InputError } from '../../util/errors.js';
+import { collectScreenItems, ICON_TYPES, toAnnotations } from './annotate.js';
+import { boxOf, listLinks, viewState, type LinkOnPage, type ViewState } from './dom.js';
+import type { CssBox } from './annotate.js';
+import type { UiAnnotations } from '../types.js';
+
+export const DEFAULT_CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A phone: CSS viewport and its native device pixel ratio. */
+export interface Device {
+  name: string;
+  width: number;
+  height: number;
+  dpr: number;
+}
+
+/** 412×915 at 2.625 is a 1080×2400-class phone (1082×2402 after rounding up); 360×800 at 3 a 1080×2400 one. */
+export const DEVICES: readonly Device[] = [
+  { name: 'phone-412', width: 412, height: 915, dpr: 2.625 },
+  { name: 'phone-360', width: 360, height: 800, dpr: 3 },
+];
+
+export type ColorScheme = 'light' | 'dark';
+
+export async function launchChromium(executablePath = DEFAULT_CHROMIUM): Promise<Browser> {
+  if (!existsSync(executablePath))
+    throw new InputError(`Chromium not found; install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`, executablePath);
+  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Only local files (and a local server, if one is used) may load. */
+export function isAllowedUrl(url: string): boolean {
+  return url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:') || /^https?:\/\/127\.0\.0\.1[:/]/.test(url);
+}
+
+/** One captured screen: PNG bytes, its size, annotations and what identifies its state. */
+export interface Shot {
+  png: Uint8Array;
+  width: number;
+  height: number;
+  annotations: UiAnnotations;
+  view: ViewState;
+}
+
+/** PNG width and height from the IHDR chunk (bytes 16–23), without decoding. */
+export function pngSize(png: Uint8Array): { width: number; height: number } {
+  const b = Buffer.from(png.buffer, png.byteOffset, png.byteLength);
+  return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+}
+
+export interface ScreenOptions {
+  device: Device;
+  /** Pixel ratio of the captured PNG (the page always lays out at the device's CSS size). */
+  dpr: number;
+  colorScheme: ColorScheme;
+}
+
+/** A browser context set up as one phone; pages opened from it share its device and scheme. */
+export async function phoneContext(browser: Browser, o: ScreenOptions): Promise<BrowserContext> {
+  const ctx = await browser.newContext({
+    viewport: { width: o.device.width, height: o.device.height },
+    deviceScaleFactor: o.dpr,
+    isMobile: true,
+    hasTouch: true,
+    colorScheme: o.colorScheme,
+    reducedMotion: 'reduce',
+    serviceWorkers: 'block',
+  });
+  await ctx.route((url) => !isAllowedUrl(url.href), (route) => route.abort('blockedbyclient'));
+  return ctx;
+}
+
+/** One tab of a phone, with the actions AITW records. */
+export class PhoneScreen {
+  private constructor(
+    readonly page: Page,
+    private readonly cdp: CDPSession,
+    private readonly dpr: number,
+  ) {}
+
+  static async open(ctx: BrowserContext, dpr: number): Promise<PhoneScreen> {
+    const page = await ctx.newPage();
+    // Megabyte-long manual pages on a busy machine take seconds to load; 30 s only ends real hangs.
+    page.setDefaultTimeout(30_000);
+    return new PhoneScreen(page, await ctx.newCDPSession(page), dpr);
+  }
+
+  async goto(url: string): Promise<void> {
+    await this.page.goto(url, { waitUntil: 'load' });
+    await this.settle();
+  }
+
+  /** Waits for fonts and two frames, so a capture shows the finished layout. */
+  async settle(): Promise<void> {
+    await this.page.evaluate(async () => {
+      await document.fonts.ready;
+      // Two frames, or 500 ms if frames stop (a tab the browser does not paint).
+      await Promise.race([
+        new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
+        new Promise<void>((r) => setTimeout(r, 500)),
+      ]);
+    });
+  }
+
+  view(): Promise<ViewState> {
+    return this.page.evaluate(viewState);
+  }
+
+  links(): Promise<LinkOnPage[]> {
+    return this.page.evaluate(listLinks);
+  }
+
+  box(selector: string): Promise<CssBox | null> {
+    return this.page.evaluate(boxOf, selector);
+  }
+
+  annotations(view: ViewState): Promise<UiAnnotations> {
+    return this.page.evaluate(collectScreenItems, { iconTypes: { ...ICON_TYPES } }).then((items) => toAnnotations(items, view.width, view.height));
+  }
+
+  /** The screen as the phone shows it now. */
+  async capture(view?: ViewState): Promise<Shot> {
+    const v = view ?? (await this.view());
+    const annotations = await this.annotations(v);
+    const r = (await this.cdp.send('Page.captureScreenshot', {
+      format: 'png',
+      optimizeForSpeed: true,
+      captureBeyondViewport: false,
+      clip: { x: v.pageX, y: v.pageY, width: v.width, height: v.height, scale: this.dpr },
+    })) as { data: string };
+    const png = new Uint8Array(Buffer.from(r.data, 'base64'));
+    return { png, ...pngSize(png), annotations, view: v };
+  }
+
+  /** Taps a point (CSS px in the viewport); when `navigates`, waits for the new page to load. */
+  async tap(x: number, y: number, navigates: boolean): Promise<void> {
+    const before = this.page.url();
+    await this.page.touchscreen.tap(x, y);
+    if (navigates) await this.page.waitForURL((u) => u.href !== before, { waitUntil: 'load' });
+    await this.settle();
+  }
+
+  /** A swipe's effect: the content moves by `dy` CSS px (positive: reveals what is below), no fling. */
+  async scrollBy(dy: number): Promise<void> {
+    await this.page.evaluate((d) => window.scrollBy({ top: d, left: 0, behavior: 'instant' }), dy);
+    await this.settle();
+  }
+
+  async type(text: string): Promise<void> {
+    await this.page.keyboard.insertText(text);
+    await this.settle();
+  }
+
+  async enter(navigates: boolean): Promise<void> {
+    const before = this.page.url();
+    await this.page.keyboard.press('Enter');
+    if (navigates) await this.page.waitForURL((u) => u.href !== before, { waitUntil: 'load' });
+    await this.settle();
+  }
+
+  async back(): Promise<void> {
+    await this.page.goBack({ waitUntil: 'load' });
+    await this.settle();
+  }
+
+  /** Waits until Sphinx's client-side search has listed its results. */
+  async sphinxResults(): Promise<void> {
+    await this.page.waitForFunction(() => /Search finished|did not match/.test(document.getElementById('search-results')?.textContent ?? ''));
+    await this.settle();
+  }
+
+  async close(): Promise<void> {
+    await this.page.close();
+  }
+}
