@@ -135,5 +135,6 @@ describe('goals', () => {
     const rng = Rng.from('w');
     for (let i = 0; i < 20; i++) expect(['application', 'setup']).toContain(searchWord('Application Setup', rng));
     expect(searchWord('API', rng)).toBeUndefined();
+    expect(searchWord('Clang Compiler', rng, 'Clang')).toBe('compiler');
   });
 });

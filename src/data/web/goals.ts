@@ -65,8 +65,12 @@ export function formGoal(rng: Rng, entries: readonly { label: string; value: str
 
 const STOP = new Set(['with', 'from', 'that', 'this', 'your', 'what', 'when', 'where', 'which', 'using', 'about', 'into', 'other', 'more', 'page', 'guide', 'documentation', 'introduction']);
 
-/** A word of a page name to search for: alphabetic, 4+ letters, not a filler word; undefined if none. */
-export function searchWord(name: string, rng: Rng): string | undefined {
-  const words = [...new Set(name.split(/[^A-Za-z]+/).filter((w) => w.length >= 4 && !STOP.has(w.toLowerCase())))];
+/**
+ * A word of a page name to search for: alphabetic, 4+ letters, not a filler word and not the site's
+ * own name (which every page matches: Sphinx then lists the whole site, item by item); undefined if none.
+ */
+export function searchWord(name: string, rng: Rng, site = ''): string | undefined {
+  const skip = new Set([...STOP, ...site.toLowerCase().split(/[^a-z]+/)]);
+  const words = [...new Set(name.split(/[^A-Za-z]+/).filter((w) => w.length >= 4 && !skip.has(w.toLowerCase())))];
   return words.length ? rng.pick(words).toLowerCase() : undefined;
 }

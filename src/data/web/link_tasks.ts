@@ -124,7 +124,7 @@ export async function searchTask(rec: Recorder, m: SiteModel, rng: Rng): Promise
   if (!m.searchPage) return undefined;
   const target = rng.pick(taskPages(m).filter((p) => m.names.get(p)));
   const name = m.names.get(target)!;
-  const query = searchWord(name, rng);
+  const query = searchWord(name, rng, m.label);
   if (!query) return undefined;
   await start(rec, m, m.searchPage);
   const input = 'input[name="q"]';

@@ -26,7 +26,7 @@ import { runSite, type AttemptInfo, type SiteEpisode } from './runner.js';
 import { siteModel, type SiteModel } from './site_model.js';
 import { DEFAULT_HELD_OUT, DEFAULT_MANUAL_CACHE, locateManual, MANUALS, searchRoots, SHARED_SCRIPT_PACKAGES, type ManualSpec, type SiteKind } from './sites.js';
 
-export const WEB_GENERATOR_VERSION = 1;
+export const WEB_GENERATOR_VERSION = 2;
 
 export { DEFAULT_HELD_OUT };
 export const ALL_SITES: readonly string[] = [...MANUALS.map((m) => m.site), ...APP_SITES.map((a) => a.site)];
