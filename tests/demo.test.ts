@@ -4,23 +4,31 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoPaths, runDemo } from '../src/pipeline/demo.js';
 
+const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets'];
+
 describe('demo', () => {
-  it('runs synth → prepare → train → eval end to end under --out, and a re-run resumes every stage', async () => {
+  it('runs every stage end to end under --out — synthetic, unseen apps, web sites (one held out, read by OCR), training, evaluation, live tasks — and a re-run resumes every stage', async () => {
     const out = mkdtempSync(join(tmpdir(), 'autoui-demo-'));
-    const o = { out, episodes: 50, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
+    const o = { out, episodes: 50, unseenEpisodes: 6, webEpisodes: 2, sites: ['app-aurora', 'app-quartz'], runTasks: 2, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
     const r = await runDemo(o);
     expect(r.data).toBe(join(out, 'shards'));
     expect(r.checkpoint.startsWith(join(out, 'checkpoints'))).toBe(true);
     expect(existsSync(join(r.checkpoint, 'model.safetensors'))).toBe(true);
-    expect(r.metrics.n).toBeGreaterThan(0);
-    expect(Object.keys(r.metrics)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
+    expect(Object.keys(r.metrics)).toEqual(REPORT_KEYS);
+    expect(Object.keys(r.metrics.subsets)).not.toContain('web');
+    expect(Object.keys(r.unseenApps.subsets).sort()).toEqual(['general', 'google_apps', 'install']);
+    expect(Object.keys(r.heldOutSites!.report.subsets)).toEqual(['app-quartz']);
+    expect(r.closedLoop).toMatchObject({ tasks: 2 });
+    expect(existsSync(r.closedLoop!.report)).toBe(true);
     const again = await runDemo(o);
     expect(again.metrics).toEqual(r.metrics);
-  });
+    expect(again.heldOutSites!.report).toEqual(r.heldOutSites!.report);
+    expect(again.closedLoop!.success_rate).toBe(r.closedLoop!.success_rate);
+  }, 600_000);
 
   it('keeps data in runs/demo and the checkpoint in checkpoints/demo by default, and everything under --out when given', () => {
-    expect(demoPaths({})).toEqual({ synth: join('runs', 'demo', 'synth'), shards: join('runs', 'demo', 'shards'), checkpoint: join('checkpoints', 'demo') });
-    expect(demoPaths({ out: 'x' })).toEqual({ synth: join('x', 'synth'), shards: join('x', 'shards'), checkpoint: join('x', 'checkpoints', 'demo') });
+    expect(demoPaths({})).toMatchObject({ synth: join('runs', 'demo', 'synth'), shards: join('runs', 'demo', 'shards'), checkpoint: join('checkpoints', 'demo') });
+    expect(demoPaths({ out: 'x' })).toMatchObject({ synth: join('x', 'synth'), shards: join('x', 'shards'), heldOutShards: join('x', 'heldout-shards'), checkpoint: join('x', 'checkpoints', 'demo') });
     expect(demoPaths({ out: 'x', checkpoint: 'c' }).checkpoint).toBe('c');
     expect(demoPaths({ checkpoint: 'c' })).toMatchObject({ shards: join('runs', 'demo', 'shards'), checkpoint: 'c' });
   });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatReport } from '../eval/format_report.js';
-import { DEMO_DEFAULTS, runDemo } from '../pipeline/demo.js';
+import { DEMO_DEFAULTS, runDemo, type DemoResult } from '../pipeline/demo.js';
 import { RECIPES } from '../train/recipes.js';
 import type { TrainRecipe } from '../train/recipes.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
@@ -9,6 +9,9 @@ interface DemoCliOptions {
   out?: string;
   checkpoint?: string;
   episodes: number;
+  unseenEpisodes: number;
+  webEpisodes: number;
+  runTasks: number;
   seed: number;
   maxSteps?: number;
   epochs?: number;
@@ -39,6 +42,9 @@ export function registerDemo(program: Command): void {
     .option('--out <dir>', 'put everything the demo makes under this directory (default: data in runs/demo, the checkpoint in checkpoints/demo)')
     .option('--checkpoint <dir>', 'checkpoint directory (default: checkpoints/demo, or <out>/checkpoints/demo with --out)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), DEMO_DEFAULTS.episodes)
+    .option('--unseen-episodes <n>', 'synthetic episodes whose target app training never shows', intOption('--unseen-episodes', 3), DEMO_DEFAULTS.unseenEpisodes)
+    .option('--web-episodes <n>', 'episodes per web site rendered in Chromium (0 = the synthetic set alone)', intOption('--web-episodes', 0), DEMO_DEFAULTS.webEpisodes)
+    .option('--run-tasks <n>', 'held-out-site tasks run live in Chromium at the end (0 = none)', intOption('--run-tasks', 0), DEMO_DEFAULTS.runTasks)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), DEMO_DEFAULTS.seed)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
     .option('--epochs <n>', `training epochs (recipe: ${r.epochs}; 10 keeps the run in budget on a slow hour: README, Results)`, intOption('--epochs', 1))
@@ -51,10 +57,32 @@ export function registerDemo(program: Command): void {
     .option('--subset-fraction <list>', `share of each subset's training rows drawn per epoch (recipe: ${Object.entries(r.subsetFraction).map(([k, v]) => `${k}=${v}`).join(',')}; others all)`, subsetFractionOption('--subset-fraction'))
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoCliOptions) => {
-      const result = await runDemo({ out: o.out, checkpoint: o.checkpoint, episodes: o.episodes, seed: o.seed, maxSteps: o.maxSteps, recipe: recipeChanges(o), quiet: o.json });
-      if (o.json) return printJson(result);
-      console.log('\nTest split, action matching (AITW), built-in synthetic set:\n');
-      console.log(formatReport(result.metrics));
-      console.log(`checkpoint: ${result.checkpoint}\nshards:     ${result.data}`);
+      const { out, checkpoint, episodes, unseenEpisodes, webEpisodes, runTasks, seed, maxSteps } = o;
+      const result = await runDemo({ out, checkpoint, episodes, unseenEpisodes, webEpisodes, runTasks, seed, maxSteps, recipe: recipeChanges(o), quiet: o.json });
+      if (o.json) return printJson({ ...result, heldOutSites: result.heldOutSites && { ...result.heldOutSites, predictions: undefined } });
+      console.log(formatDemo(result));
     });
+}
+
+const pct = (v: number | null): string => (v === null ? '-' : v.toFixed(2));
+
+/** The demo's tables: where the model was trained, then where it was not. */
+function formatDemo(r: DemoResult): string {
+  const parts = ['\nSynthetic test split, action matching (AITW):\n', formatReport(r.metrics)];
+  if (r.web) parts.push('\nWeb sites seen in training, their test episodes:\n', formatReport(r.web));
+  parts.push('\nUnseen apps (synthetic; target apps never shown in training):\n', formatReport(r.unseenApps));
+  const h = r.heldOutSites;
+  if (h) {
+    parts.push('\nHeld-out sites (never used in training; screens read through OCR):\n', formatReport(h.report));
+    parts.push(`named visible link, tap accuracy: ${pct(h.linkTap.acc)} % of ${h.linkTap.n}`);
+    parts.push(`by task kind (step accuracy): ${Object.entries(h.byKind).map(([k, s]) => `${k} ${pct(s.acc)} (${s.n})`).join(' · ')}`);
+  }
+  const c = r.closedLoop;
+  if (c) {
+    parts.push(`\nLive in Chromium, held-out sites: ${c.tasks} tasks, success ${pct(c.success_rate * 100)} %, reached ${pct(c.reached_rate * 100)} %, mean ${c.mean_steps.toFixed(1)} steps; offline step accuracy of the same tasks ${pct(c.offline_step_acc)} %`);
+    for (const [k, e] of Object.entries(c.byKind)) parts.push(`  ${k.padEnd(9)} ${String(e.tasks).padStart(3)} tasks · success ${pct(e.success)} % · offline: steps ${pct(e.offline_step_acc)} %, every step ${pct(e.offline_all_steps)} %`);
+    parts.push(`report: ${c.report}`);
+  }
+  parts.push(`\ncheckpoint: ${r.checkpoint}\nshards:     ${r.data}`);
+  return parts.join('\n');
 }

@@ -1,25 +1,38 @@
 /**
- * The main job as one library call: synthesise the built-in set, prepare shards, train `tiny` with
- * the scratch recipe, evaluate on the held-out test split. Every stage resumes: a re-run after a
- * crash (or a second run) redoes only what is missing.
+ * The main job as one library call: build the data (the built-in synthetic set, its unseen-apps
+ * split, and real screens rendered in Chromium), prepare shards, train `tiny` with the scratch recipe,
+ * then measure it where it was not trained: the synthetic test split, apps it never saw, whole web
+ * sites it never saw (read from raw screenshots through OCR, as a user's screenshot arrives), and
+ * tasks on those sites run live in the browser. Every stage resumes: a re-run after a crash (or a
+ * second run) redoes only what is missing.
  */
 import { join } from 'node:path';
-import { prepareFromFiles } from '../data/prepare.js';
-import { synthesize } from '../data/synth/writer.js';
-import { SUBSETS, type Subset } from '../data/types.js';
+import { requireManifest } from '../data/manifest.js';
+import { readSuite, type TaskSpec } from '../data/suite.js';
+import { SUBSETS } from '../data/types.js';
 import type { Report } from '../eval/metrics.js';
 import { evaluateCheckpoint } from '../eval/run.js';
 import { recipeOptions } from '../train/trainer.js';
 import type { TrainRecipe } from '../train/recipes.js';
-import { progress } from '../util/progress.js';
+import { heldOutSiteReport, closedLoop, type ClosedLoopResult, type HeldOutSites } from './demo_measure.js';
+import { buildDemoData, demoPaths, type DemoPaths } from './demo_data.js';
 import { train } from './train.js';
+
+export { demoPaths, type DemoPaths } from './demo_data.js';
 
 export interface DemoOptions {
   /** Everything the demo makes goes under this directory (default: data in runs/demo, the checkpoint in checkpoints/demo). */
   out?: string;
   checkpoint?: string;
-  /** Synthetic episodes across the five subsets. */
+  /** Synthetic episodes across the five subsets, and episodes of apps training never shows. */
   episodes: number;
+  unseenEpisodes: number;
+  /** Web episodes per site (0 = no web screens: the synthetic set alone). */
+  webEpisodes: number;
+  /** Web sites to build (default: every site this machine can render; data/web/sites.ts, app_model.ts). */
+  sites?: readonly string[];
+  /** Tasks run live in Chromium on the held-out sites (0 = none). */
+  runTasks: number;
   seed: number;
   maxSteps?: number;
   /** Changes to the scratch recipe (recipes.ts). */
@@ -28,79 +41,56 @@ export interface DemoOptions {
   quiet?: boolean;
 }
 
-export const DEMO_DEFAULTS: Readonly<Pick<DemoOptions, 'episodes' | 'seed'>> = { episodes: 3000, seed: 0 };
+export const DEMO_DEFAULTS: Readonly<Pick<DemoOptions, 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'runTasks' | 'seed'>> = {
+  episodes: 3000,
+  unseenEpisodes: 300,
+  webEpisodes: 40,
+  runTasks: 40,
+  seed: 0,
+};
 
 export interface DemoResult {
   checkpoint: string;
   data: string;
+  /** The synthetic test split (the five AITW-style subsets). */
   metrics: Report;
-}
-
-/** Where the demo's synthetic set, shards and checkpoint go: all under `out` when given, else the project's defaults. */
-export function demoPaths(o: Pick<DemoOptions, 'out' | 'checkpoint'>): { synth: string; shards: string; checkpoint: string } {
-  const data = o.out ?? join('runs', 'demo');
-  const checkpoint = o.checkpoint ?? (o.out === undefined ? join('checkpoints', 'demo') : join(o.out, 'checkpoints', 'demo'));
-  return { synth: join(data, 'synth'), shards: join(data, 'shards'), checkpoint };
+  /** Test episodes of the web sites training saw (other episodes of the same sites); null without web screens or such episodes. */
+  web: Report | null;
+  /** Synthetic episodes whose target app never appears in training. */
+  unseenApps: Report;
+  /** Whole sites never used in training, screens read through OCR; null without web screens. */
+  heldOutSites: HeldOutSites | null;
+  /** Tasks on the held-out sites run live; null when none were run. */
+  closedLoop: ClosedLoopResult | null;
 }
 
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const say = (line: string) => o.quiet || process.stderr.write(line + '\n');
   const paths = demoPaths(o);
-  say(`[1/4] synthesising ${o.episodes} episodes → ${paths.synth}`);
-  const counts = await synthStage(o, paths.synth);
-  say(`[2/4] preparing shards (built-in encoder) → ${paths.shards}`);
-  await prepareStage(o, paths.synth, paths.shards, counts, say);
-  say(`[3/4] training tiny (scratch recipe) → ${paths.checkpoint}`);
-  const t = await train({
-    ...recipeOptions('scratch'),
-    ...o.recipe,
-    data: paths.shards,
-    out: paths.checkpoint,
-    seed: o.seed,
-    maxSteps: o.maxSteps,
-    resume: true,
-    quiet: o.quiet,
-  });
-  say(`[4/4] evaluating ${t.checkpoint} on the test split`);
-  const { report } = await evaluateCheckpoint({ checkpoint: t.checkpoint, data: paths.shards, split: 'test', quiet: o.quiet });
-  return { checkpoint: t.checkpoint, data: paths.shards, metrics: report };
+  const data = await buildDemoData(o, paths, say);
+  say(`[5/7] training tiny (scratch recipe) → ${paths.checkpoint}`);
+  const t = await train({ ...recipeOptions('scratch'), ...o.recipe, data: paths.shards, out: paths.checkpoint, seed: o.seed, maxSteps: o.maxSteps, resume: true, quiet: o.quiet });
+  say(`[6/7] evaluating ${t.checkpoint}: synthetic test, web test, unseen apps, held-out sites`);
+  const evaluate = (dir: string, subsets?: string[]) => evaluateCheckpoint({ checkpoint: t.checkpoint, data: dir, split: 'test', subsets, quiet: o.quiet });
+  const metrics = (await evaluate(paths.shards, [...SUBSETS])).report;
+  const web = data.web && (await testRows(paths.shards, 'web')) > 0 ? (await evaluate(paths.shards, ['web'])).report : null;
+  const unseenApps = (await evaluate(paths.unseenShards)).report;
+  const suite = data.web ? await heldOutSuite(paths, data.web.heldOut) : [];
+  const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards), suite) : null;
+  say(`[7/7] running ${Math.min(o.runTasks, suite.length)} held-out-site tasks live in Chromium → ${paths.run}`);
+  const loop = o.runTasks > 0 && suite.length > 0 ? await closedLoop(t.checkpoint, suite.slice(0, o.runTasks), paths.run, heldOutSites, o.quiet) : null;
+  return { checkpoint: t.checkpoint, data: paths.shards, metrics, web, unseenApps, heldOutSites, closedLoop: loop };
 }
 
-type SynthCounts = Awaited<ReturnType<typeof synthesize>>['summary']['counts'];
-
-async function synthStage(o: DemoOptions, dir: string): Promise<SynthCounts> {
-  let bar: ReturnType<typeof progress> | undefined;
-  const synth = await synthesize({
-    out: dir,
-    episodes: o.episodes,
-    seed: o.seed,
-    subsets: SUBSETS,
-    size: { width: 160, height: 320 },
-    onStart: (n) => (bar = progress({ label: 'synth', total: n, unit: 'episodes', quiet: o.quiet })),
-    onEpisode: () => bar?.tick(),
-  });
-  bar?.stop();
-  if (synth.unchanged && !o.quiet) process.stderr.write('      already there, reused\n');
-  return synth.summary.counts;
+/** Test rows a subset has (a small web build may put no episode of the training sites in test). */
+async function testRows(dir: string, subset: string): Promise<number> {
+  return (await requireManifest(dir)).subsets[subset]?.screens.test ?? 0;
 }
 
-async function prepareStage(o: DemoOptions, synthDir: string, shardDir: string, counts: SynthCounts, say: (l: string) => void): Promise<void> {
-  for (const subset of Object.keys(counts) as Subset[]) {
-    const sub = counts[subset]!;
-    let bar: ReturnType<typeof progress> | undefined;
-    let seen = 0;
-    const s = await prepareFromFiles({
-      inputs: sub.files.map((f) => join(synthDir, subset, f)),
-      splits: join(synthDir, subset, 'split.json'),
-      subset,
-      out: shardDir,
-      onProgress: (p) => {
-        bar ??= progress({ label: `prepare ${subset}`, total: sub.steps, unit: 'screens', quiet: o.quiet });
-        bar.tick(p.screens - seen);
-        seen = p.screens;
-      },
-    });
-    bar?.stop();
-    say(`      ${subset}: ${s.upToDate ? 'up to date' : `${s.encoded} screens encoded at ${s.screensPerSecond.toFixed(0)}/s`}`);
-  }
+/** The held-out sites' test tasks, in a fixed interleaved order (site by site would measure one site first). */
+async function heldOutSuite(paths: DemoPaths, sites: readonly string[]): Promise<TaskSpec[]> {
+  const perSite = await Promise.all(sites.map((s) => readSuite(join(paths.web, s, 'suite-test.jsonl'))));
+  const out: TaskSpec[] = [];
+  for (let i = 0; perSite.some((l) => i < l.length); i++) for (const l of perSite) if (i < l.length) out.push(l[i]!);
+  return out;
 }

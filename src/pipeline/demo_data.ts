@@ -1,0 +1,157 @@
+/**
+ * The demo's data: where it goes, and building it stage by stage (each stage skips what is already
+ * there). Training shards hold the synthetic subsets and the web training sites (as one subset,
+ * 'web'); apps training never shows and sites training never sees get shard directories of their own,
+ * so no evaluation can mix them with what was trained on. Held-out sites' screens are read by OCR,
+ * as a user's screenshot would be; everything else keeps its records' own texts.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { prepareFromFiles, type PrepareRequest } from '../data/prepare.js';
+import { synthesize, type SynthOptions } from '../data/synth/writer.js';
+import { subsetsFor } from '../data/synth/episode.js';
+import { SUBSETS, type Splits } from '../data/types.js';
+import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
+import { DEFAULT_MANUAL_CACHE, locateManual, MANUALS } from '../data/web/sites.js';
+import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, type SiteSummary, type WebSummary } from '../data/web/writer.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import { progress } from '../util/progress.js';
+import type { DemoOptions } from './demo.js';
+
+export interface DemoPaths {
+  synth: string;
+  unseenSynth: string;
+  web: string;
+  shards: string;
+  unseenShards: string;
+  heldOutShards: string;
+  run: string;
+  checkpoint: string;
+}
+
+/** Where the demo's data and checkpoint go: all under `out` when given, else runs/demo and checkpoints/demo. */
+export function demoPaths(o: Pick<DemoOptions, 'out' | 'checkpoint'>): DemoPaths {
+  const data = o.out ?? join('runs', 'demo');
+  const checkpoint = o.checkpoint ?? (o.out === undefined ? join('checkpoints', 'demo') : join(o.out, 'checkpoints', 'demo'));
+  const at = (name: string) => join(data, name);
+  return { synth: at('synth'), unseenSynth: at('unseen-synth'), web: at('web'), shards: at('shards'), unseenShards: at('unseen-shards'), heldOutShards: at('heldout-shards'), run: at('run'), checkpoint };
+}
+
+export interface DemoData {
+  /** The web sites built, or null when the demo runs on the synthetic set alone. */
+  web: { trainSites: string[]; heldOut: string[] } | null;
+}
+
+type Say = (line: string) => void;
+
+export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Promise<DemoData> {
+  say(`[1/7] synthesising ${o.episodes} episodes → ${p.synth}, and ${o.unseenEpisodes} of unseen apps → ${p.unseenSynth}`);
+  const seen = await synth(o, { out: p.synth, episodes: o.episodes, subsets: SUBSETS, apps: 'seen' });
+  const unseen = await synth(o, { out: p.unseenSynth, episodes: o.unseenEpisodes, subsets: subsetsFor('unseen'), apps: 'unseen' });
+  const sitesToBuild = o.webEpisodes > 0 ? availableSites(say).filter((s) => !o.sites || o.sites.includes(s)) : [];
+  say(sitesToBuild.length > 0 ? `[2/7] rendering web screens in Chromium (${o.webEpisodes} episodes on each of ${sitesToBuild.length} sites) → ${p.web}` : '[2/7] no web screens');
+  const web = sitesToBuild.length > 0 ? await webData(o, p.web, sitesToBuild) : null;
+  say(`[3/7] preparing training shards (built-in encoder, the records' texts) → ${p.shards}`);
+  for (const [subset, s] of Object.entries(seen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.synth, subset, f)), splits: join(p.synth, subset, 'split.json'), subset, out: p.shards });
+  const sites = web ? siteLists(web) : null;
+  if (sites) await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards });
+  say(`[4/7] preparing held-out shards: unseen apps → ${p.unseenShards}${sites ? `, held-out sites (OCR) → ${p.heldOutShards}` : ''}`);
+  for (const [subset, s] of Object.entries(unseen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.unseenSynth, subset, f)), splits: join(p.unseenSynth, subset, 'split.json'), subset, out: p.unseenShards });
+  for (const site of sites?.heldOut ?? []) {
+    const inputs = (await siteFiles(p.web, site)).map((f) => join(p.web, site, f));
+    await prepare(o, say, { inputs, splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
+  }
+  return { web: sites };
+}
+
+async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 'subsets' | 'apps'>) {
+  let bar: ReturnType<typeof progress> | undefined;
+  const r = await synthesize({
+    ...s,
+    seed: o.seed,
+    size: { width: 160, height: 320 },
+    onStart: (n) => (bar = progress({ label: `synth ${s.apps}`, total: n, unit: 'episodes', quiet: o.quiet })),
+    onEpisode: () => bar?.tick(),
+  });
+  bar?.stop();
+  return r.summary.counts as Record<string, { files: string[]; steps: number }>;
+}
+
+/**
+ * The web sites this machine can render: none without Chromium, and no manual that is neither
+ * installed nor fetched (scripts/fetch-manuals.sh) — the demo says so and goes on with the rest.
+ */
+function availableSites(say: Say): string[] {
+  if (!existsSync(DEFAULT_CHROMIUM)) {
+    say(`      note: ${DEFAULT_CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH): no web screens, no held-out sites, no live tasks`);
+    return [];
+  }
+  const missing = MANUALS.filter((m) => {
+    try {
+      locateManual(m, DEFAULT_MANUAL_CACHE);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length > 0) say(`      note: manuals not found (run scripts/fetch-manuals.sh): ${missing.map((m) => m.pkg).join(', ')}; their sites are left out`);
+  return ALL_SITES.filter((s) => !missing.some((m) => m.site === s));
+}
+
+async function webData(o: DemoOptions, out: string, sites: string[]): Promise<WebSummary> {
+  let bar: ReturnType<typeof progress> | undefined;
+  const r = await buildWebDataset({
+    out,
+    sites,
+    heldOut: DEFAULT_HELD_OUT.filter((s) => sites.includes(s)),
+    episodes: o.webEpisodes,
+    seed: o.seed,
+    // Training screens at CSS resolution (the built-in encoder resizes them anyway; capture is ~2× faster);
+    // held-out screens at the phone's own resolution, as a real screenshot arrives.
+    dpr: 1,
+    suite: true,
+    onStart: (n) => (bar = progress({ label: 'web', total: n, unit: 'episodes', quiet: o.quiet })),
+    onEpisode: () => bar?.tick(),
+  });
+  bar?.stop();
+  return r.summary;
+}
+
+function siteLists(w: WebSummary): { trainSites: string[]; heldOut: string[] } {
+  return { trainSites: w.sites.filter((s) => !s.heldOut).map((s) => s.site), heldOut: w.sites.filter((s) => s.heldOut).map((s) => s.site) };
+}
+
+/** A site's record files, from the site.json `data web` leaves beside them. */
+async function siteFiles(dir: string, site: string): Promise<string[]> {
+  return (JSON.parse(await readFile(join(dir, site, 'site.json'), 'utf8')) as SiteSummary).files;
+}
+
+/** One split file over the training sites (their episode ids are distinct), so they prepare as one subset. */
+async function mergedSites(dir: string, sites: readonly string[]): Promise<Pick<PrepareRequest, 'inputs' | 'splits'>> {
+  const merged: Splits = { train: [], val: [], test: [] };
+  const inputs: string[] = [];
+  for (const site of sites) {
+    const s = JSON.parse(await readFile(join(dir, site, 'split.json'), 'utf8')) as Splits;
+    for (const k of ['train', 'val', 'test'] as const) merged[k].push(...s[k]);
+    inputs.push(...(await siteFiles(dir, site)).map((f) => join(dir, site, f)));
+  }
+  const splits = join(dir, 'training-sites.split.json');
+  await writeFileAtomic(splits, JSON.stringify(merged) + '\n');
+  return { inputs, splits };
+}
+
+async function prepare(o: DemoOptions, say: Say, req: PrepareRequest): Promise<void> {
+  let bar: ReturnType<typeof progress> | undefined;
+  let seen = 0;
+  const s = await prepareFromFiles({
+    ...req,
+    onProgress: (p) => {
+      bar ??= progress({ label: `prepare ${req.subset}`, total: p.estimatedTotal, unit: 'screens', quiet: o.quiet });
+      bar.tick(p.screens - seen);
+      seen = p.screens;
+    },
+  });
+  bar?.stop();
+  say(`      ${req.subset}: ${s.upToDate ? 'up to date' : `${s.encoded} screens encoded at ${s.screensPerSecond.toFixed(0)}/s`}`);
+}
