@@ -1,5 +1,5 @@
 import { loadShards } from '../data/shards.js';
-import { requireManifest } from '../data/manifest.js';
+import { requireManifest, type Manifest } from '../data/manifest.js';
 import type { SplitName } from '../data/types.js';
 import { loadCheckpoint } from '../infer/load.js';
 import { assertSameEncoder } from '../model/checkpoint.js';
@@ -26,9 +26,11 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
   const ckpt = await loadCheckpoint(opts.checkpoint, { tapFrom: opts.tapFrom });
   const manifest = await requireManifest(opts.data);
   assertSameEncoder(ckpt.meta.encoder, manifest.encoder, ckpt.dir, opts.data);
-  const table = await loadShards(opts.data, { split: opts.split, subsets: opts.subsets });
+  const texts = ckpt.meta.screenText ?? null;
+  if (texts) assertShardTexts(manifest, opts);
+  const table = await loadShards(opts.data, { split: opts.split, subsets: opts.subsets, texts: texts !== null });
   if (table.rows === 0) throw new InputError(`the ${opts.split} split has no rows${opts.subsets ? ` for ${opts.subsets.join(', ')}` : ''}`, opts.data);
-  const split = encodeSplit(table, ckpt.codec);
+  const split = encodeSplit(table, ckpt.codec, texts);
   const predictions = predictSplit(ckpt.model, ckpt.codec, split, {
     blind: opts.blind,
     batchSize: opts.batchSize,
@@ -38,4 +40,15 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
   });
   ckpt.model.dispose();
   return { report: scoreItems(predictions).report, predictions, checkpoint: ckpt.dir };
+}
+
+/** A checkpoint that reads screen text needs shards prepared with a text source. */
+function assertShardTexts(manifest: Manifest, opts: EvalOptions): void {
+  const without = (opts.subsets ?? Object.keys(manifest.subsets)).filter((s) => (manifest.subsets[s]?.screenText ?? 'none') === 'none');
+  if (without.length > 0) {
+    throw new InputError(
+      `the checkpoint reads screen text, but subset(s) ${without.join(', ')} were prepared without it; re-run 'autoui data prepare' with --screen-text annotations or ocr`,
+      opts.data,
+    );
+  }
 }
