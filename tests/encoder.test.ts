@@ -310,3 +310,17 @@ describe('loadEncoder', () => {
     await expect(loadEncoder('resnet')).rejects.toThrow(/unknown encoder spec/);
   });
 });
+
+describe('ParallelEncoder', () => {
+  it('on worker threads (the compiled worker in dist/), features are bit-identical to the in-process encoder', async () => {
+    // Workers run compiled JavaScript, so this uses the build `npm ci` made.
+    const { ParallelEncoder } = (await import('../dist/src/screen/vision/parallel.js')) as typeof import('../src/screen/vision/parallel.js');
+    const pool = new ParallelEncoder(2);
+    const images = [1, 2, 3, 4, 5].map((k) => ({ width: 160 + 20 * k, height: 320, channels: 3, data: Uint8Array.from({ length: (160 + 20 * k) * 320 * 3 }, (_, i) => (i * k * 7919) % 251) }));
+    const [a, b] = [await pool.encode(images), await new BuiltinEncoder().encode(images)];
+    pool.dispose();
+    expect(a).toHaveLength(5);
+    a.forEach((f, i) => expect(Buffer.compare(Buffer.from(f.buffer, f.byteOffset, f.byteLength), Buffer.from(b[i]!.buffer, b[i]!.byteOffset, b[i]!.byteLength))).toBe(0));
+    await expect(pool.encode([{ width: 2, height: 2, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch/);
+  });
+});

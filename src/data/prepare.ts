@@ -1,4 +1,5 @@
 import { readdir, rm, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { loadEncoder } from '../screen/vision/index.js';
 import { sameEncoder, type VisionEncoder } from '../screen/vision/encoder.js';
@@ -417,7 +418,7 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
   const files = req.worker ? workerFiles(all, req.worker) : all;
   const inputs: InputFileEntry[] = await Promise.all(files.map(async (f) => ({ path: resolve(f), bytes: (await stat(f)).size })));
   const splits = await loadSplits(req.splits);
-  const encoder = await loadEncoder(req.encoder ?? 'builtin');
+  const encoder = await loadEncoder(req.encoder ?? 'builtin', { threads: availableParallelism() });
   const screenText: ScreenTextSource = req.screenText === 'ocr' ? await loadTextReader() : req.screenText ?? 'annotations';
   const stats: ReadStats = { records: 0, skipped: 0, files: 0 };
   const totalBytes = inputs.reduce((n, f) => n + f.bytes, 0);

@@ -1,5 +1,5 @@
 import { InputError } from '../../util/errors.js';
-import { BuiltinEncoder } from './builtin.js';
+import { builtinEncoder } from './parallel.js';
 import type { VisionEncoder } from './encoder.js';
 import { FEATURE_MODES, type FeatureMode, type TransformersKind } from './feature_modes.js';
 
@@ -44,10 +44,13 @@ export function parseEncoderSpec(spec: string): EncoderSpec {
   return { kind: m[1] === 'hf' ? 'auto' : (m[1] as TransformersKind), dir, mode };
 }
 
-/** Loads a frozen vision encoder by spec (see ENCODER_SPECS). */
-export async function loadEncoder(spec: string): Promise<VisionEncoder> {
+/**
+ * Loads a frozen vision encoder by spec (see ENCODER_SPECS). `threads` > 1 runs the built-in encoder
+ * on worker threads (for bulk encoding; a single screenshot gains nothing from it).
+ */
+export async function loadEncoder(spec: string, opts: { threads?: number } = {}): Promise<VisionEncoder> {
   const parsed = parseEncoderSpec(spec);
-  if (parsed.kind === 'builtin') return new BuiltinEncoder();
+  if (parsed.kind === 'builtin') return builtinEncoder(opts.threads ?? 1);
   // Imported here so the default path never loads onnxruntime.
   const { TransformersEncoder } = await import('./transformers.js');
   return TransformersEncoder.load(parsed.dir!, { kind: parsed.kind, mode: parsed.mode });

@@ -1,0 +1,41 @@
+/**
+ * The built-in encoder on worker threads: a batch is split into one chunk per thread. Why: the
+ * feature pass is synchronous JavaScript, so on one thread `data prepare` uses one core while the
+ * other idles; two workers keep both busy while the main thread reads records and writes shards.
+ * Features are bit-identical to the in-process encoder (same code, each screen on one thread).
+ * Uses piscina for the pool. The worker is the compiled builtin_worker.js beside this module; where
+ * it does not exist (running from TypeScript sources), callers get the in-process encoder instead.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { RawImage } from '../types.js';
+import { BUILTIN_INFO, BuiltinEncoder, checkRawImage } from './builtin.js';
+import type { EncoderInfo, VisionEncoder } from './encoder.js';
+
+const WORKER = new URL('./builtin_worker.js', import.meta.url);
+
+export class ParallelEncoder implements VisionEncoder {
+  readonly info: EncoderInfo = BUILTIN_INFO;
+  private readonly pool: Piscina;
+
+  constructor(readonly threads: number) {
+    this.pool = new Piscina({ filename: fileURLToPath(WORKER), minThreads: threads, maxThreads: threads });
+  }
+
+  async encode(images: RawImage[]): Promise<Float32Array[]> {
+    images.forEach((img, i) => checkRawImage(img, `image ${i} of the batch`));
+    const size = Math.ceil(images.length / this.threads);
+    const chunks = Array.from({ length: Math.ceil(images.length / size) }, (_, k) => images.slice(k * size, (k + 1) * size));
+    return (await Promise.all(chunks.map((c) => this.pool.run(c) as Promise<Float32Array[]>))).flat();
+  }
+
+  dispose(): void {
+    void this.pool.destroy();
+  }
+}
+
+/** The built-in encoder on `threads` workers when there are several and the compiled worker exists; else in-process. */
+export function builtinEncoder(threads: number): VisionEncoder {
+  return threads > 1 && existsSync(fileURLToPath(WORKER)) ? new ParallelEncoder(threads) : new BuiltinEncoder();
+}
