@@ -148,6 +148,8 @@ async function prepare(o: DemoOptions, say: Say, req: PrepareRequest): Promise<v
     ...req,
     onProgress: (p) => {
       bar ??= progress({ label: `prepare ${req.subset}`, total: p.estimatedTotal, unit: 'screens', quiet: o.quiet });
+      // The total is estimated from the bytes read so far; it firms up as files finish.
+      bar.setTotal(p.estimatedTotal);
       bar.tick(p.screens - seen);
       seen = p.screens;
     },
