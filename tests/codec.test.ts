@@ -102,6 +102,10 @@ describe('decodeTarget', () => {
       plan: [ActionType.TYPE, ActionType.PRESS_ENTER],
       action: typed('Logitech G903'),
     });
+    for (const text of [' ', '  a', ' lg']) {
+      // decoding drops a copied word's leading space; free text keeps its own
+      expect(codec.decodeTarget(codec.encodeTarget([3], typed(text))), JSON.stringify(text)).toMatchObject({ ok: true, action: typed(text) });
+    }
     const res = codec.decodeTarget(codec.encodeTarget([4], tap(0.2349, 0.4651)));
     expect(res).toEqual({ ok: true, plan: [4], action: tap(0.23, 0.47) });
   });

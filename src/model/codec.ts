@@ -239,7 +239,10 @@ export class ActionCodec {
       );
     } else if (a.action_type === ActionType.TYPE) {
       const span = this.config.copyText && goal !== undefined ? this.goalSpan(goal, a.typed_text) : null;
-      ids.push(...(span ?? this.encodeText(a.typed_text, `${where}.typed_text`)));
+      // With copyText, decoding drops one leading space (a copied word's); free text that starts
+      // with a space gets one more so it round-trips.
+      const free = this.config.copyText && a.typed_text.startsWith(' ') ? ` ${a.typed_text}` : a.typed_text;
+      ids.push(...(span ?? this.encodeText(free, `${where}.typed_text`)));
     }
     return ids;
   }
