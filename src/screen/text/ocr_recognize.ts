@@ -5,7 +5,10 @@
  * repeats merged, blanks dropped).
  *
  * Crops are batched by width: a batch is as wide as its widest crop, so similar widths go together
- * to keep the padding (wasted compute) small.
+ * to keep the padding (wasted compute) small. On onnxruntime's CPU kernels a run costs about the
+ * same per input column whatever the batch, plus a small fixed cost per run, and large batches get
+ * slower per column (their activations leave the cache); so only narrow crops are batched, up to a
+ * budget of columns per run.
  */
 
 /** The recogniser's input height. */
@@ -29,6 +32,8 @@ export interface BatchPlan {
 export interface BatchLimits {
   /** Most crops in one batch. */
   maxBatch: number;
+  /** Most input columns (crops × padded width) in one batch; a wider crop runs alone. */
+  maxColumns: number;
   /** A batch is closed when the next crop is wider than this times the batch's narrowest. */
   maxSpread: number;
   /** Narrowest padded width (the model was trained on 320-wide inputs; narrower still works). */
@@ -49,7 +54,8 @@ export function planBatches(widths: readonly number[], lim: BatchLimits): BatchP
   };
   for (const i of order) {
     const w = Math.max(widths[i]!, lim.minWidth);
-    if (cur.length > 0 && (cur.length >= lim.maxBatch || w > lo * lim.maxSpread)) close();
+    const full = cur.length >= lim.maxBatch || (cur.length + 1) * w > lim.maxColumns;
+    if (cur.length > 0 && (full || w > lo * lim.maxSpread)) close();
     if (cur.length === 0) lo = w;
     cur.push(i);
   }
