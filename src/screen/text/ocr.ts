@@ -6,11 +6,15 @@
  *   const [texts] = await ocr.read([screen]);     // ScreenText per line, reading order
  *   await ocr.dispose();
  *
- * Per image: DB detection on a reduced copy (longer side ≤ detLimitSide) → axis-aligned line boxes
- * (ocr_detect.ts) → each box cropped from the full-resolution image, resized to height 48 and
- * recognised in width-grouped batches (ocr_recognize.ts) → lines in reading order (ocr_order.ts).
- * Sessions are created once per reader and reused; onnxruntime runs each inference off the JS
- * thread, so `concurrency` images can be in flight at once.
+ * Per image: DB detection on a reduced copy (longer side ≤ detLimitSide, again larger for small
+ * print) → axis-aligned line boxes (ocr_detect.ts) → each box cropped from the full-resolution
+ * image, resized to height 48 and recognised (ocr_recognize.ts) → lines in reading order
+ * (ocr_order.ts).
+ *
+ * Sessions are created once per reader and reused. onnxruntime-node runs an inference synchronously
+ * on the JS thread (its own `threads` work inside it), so `concurrency` > 1 only overlaps one image's
+ * resizing and cropping (sharp, off the JS thread) with another's inference; two inferences at once
+ * need two processes or worker threads.
  */
 import * as ort from 'onnxruntime-node';
 import type { RawImage } from '../types.js';
@@ -40,10 +44,8 @@ export interface OcrOptions {
   threads?: number;
   /** Images processed at once by `read`. */
   concurrency?: number;
-  /** Recognition batching (ocr_recognize.ts). */
+  /** Recognition batching (ocr_recognize.ts; off by default: batches of padded crops read worse and no faster). */
   rec?: Partial<BatchLimits>;
-  /** Horizontal scale of each line crop after resizing it to height 48 (recognition cost is linear in width). */
-  recSqueeze?: number;
 }
 
 export interface AdaptiveDetection {
@@ -57,12 +59,14 @@ export const OCR_DEFAULTS = {
   minScore: 0.5,
   threads: 2,
   concurrency: 1,
-  rec: { maxBatch: 8, maxColumns: 512, maxSpread: 1.3, minWidth: 64 } satisfies BatchLimits,
-  recSqueeze: 1,
+  rec: { maxBatch: 1, maxColumns: 512, maxSpread: 1.3, minWidth: 64 } satisfies BatchLimits,
 } as const;
 
-/** ImageNet statistics in BGR order for the detector; the recogniser maps bytes to [−1, 1]. */
-const DET_MEAN = [0.406, 0.456, 0.485], DET_STD = [0.225, 0.224, 0.229];
+/**
+ * The detector's normalisation as PP-OCR trains it: ImageNet's RGB mean/std listed in that order but
+ * applied to BGR planes (its images come from OpenCV). The recogniser maps bytes to [−1, 1].
+ */
+const DET_MEAN = [0.485, 0.456, 0.406], DET_STD = [0.229, 0.224, 0.225];
 const REC_MEAN = [0.5, 0.5, 0.5], REC_STD = [0.5, 0.5, 0.5];
 /** Lines wider than this (at height 48) are squeezed; a 1080-px-wide screen's full-width line is ~1300. */
 const REC_MAX_WIDTH = 4096;
@@ -80,7 +84,6 @@ interface Resolved {
   threads: number;
   concurrency: number;
   rec: BatchLimits;
-  recSqueeze: number;
 }
 
 function resolveOptions(o: OcrOptions): Resolved {
@@ -92,7 +95,6 @@ function resolveOptions(o: OcrOptions): Resolved {
     threads: o.threads ?? OCR_DEFAULTS.threads,
     concurrency: Math.max(1, o.concurrency ?? OCR_DEFAULTS.concurrency),
     rec: { ...OCR_DEFAULTS.rec, ...o.rec },
-    recSqueeze: o.recSqueeze ?? OCR_DEFAULTS.recSqueeze,
   };
 }
 
@@ -102,8 +104,7 @@ function readerId(r: Resolved): string {
   if (r.adaptive.targetTextHeight !== OCR_DEFAULTS.adaptive.targetTextHeight) extra.push(`targetTextHeight=${r.adaptive.targetTextHeight}`);
   for (const k of Object.keys(DB_DEFAULTS) as Array<keyof DbParams>) if (r.db[k] !== DB_DEFAULTS[k]) extra.push(`${k}=${r.db[k]}`);
   if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
-  if (r.rec.minWidth !== OCR_DEFAULTS.rec.minWidth) extra.push(`recMinWidth=${r.rec.minWidth}`);
-  if (r.recSqueeze !== OCR_DEFAULTS.recSqueeze) extra.push(`recSqueeze=${r.recSqueeze}`);
+  for (const k of Object.keys(OCR_DEFAULTS.rec) as Array<keyof BatchLimits>) if (r.rec[k] !== OCR_DEFAULTS.rec[k]) extra.push(`rec.${k}=${r.rec[k]}`);
   const adaptive = r.adaptive.minTextHeight > 0 ? `-h${r.adaptive.minTextHeight}` : '';
   return [`ocr:ppocr-v4:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
 }
@@ -208,7 +209,7 @@ export class OcrReader implements TextReader {
 
   /** Text and confidence per box, in the boxes' order. */
   private async recognise(rec: ort.InferenceSession, rgb: RawImage, boxes: PixelBox[]): Promise<Decoded[]> {
-    const widths = boxes.map((b) => recWidth(b.x1 - b.x0, b.y1 - b.y0, this.opts.recSqueeze, REC_MAX_WIDTH));
+    const widths = boxes.map((b) => recWidth(b.x1 - b.x0, b.y1 - b.y0, REC_MAX_WIDTH));
     const crops = await Promise.all(boxes.map((b, i) => cropResizeRgb(rgb, b, widths[i]!, REC_HEIGHT)));
     const out: Decoded[] = new Array(boxes.length);
     for (const plan of planBatches(widths, this.opts.rec)) {

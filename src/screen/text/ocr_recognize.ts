@@ -4,22 +4,19 @@
  * the output is [N, T, C] per-step class probabilities, decoded greedily (best class per step,
  * repeats merged, blanks dropped).
  *
- * Crops are batched by width: a batch is as wide as its widest crop, so similar widths go together
- * to keep the padding (wasted compute) small. On onnxruntime's CPU kernels a run costs about the
- * same per input column whatever the batch, plus a small fixed cost per run, and large batches get
- * slower per column (their activations leave the cache); so only narrow crops are batched, up to a
- * budget of columns per run.
+ * Crops can be batched by width (a batch is as wide as its widest crop, the rest padded), but the
+ * reader runs them one by one by default: on onnxruntime's CPU kernels a run costs about the same
+ * per input column whatever the batch (plus a small cost per run), larger batches get slower per column
+ * as their activations leave the cache, and padding changes what a crop reads as, since the
+ * recogniser's attention layers see the whole padded width.
  */
 
 /** The recogniser's input height. */
 export const REC_HEIGHT = 48;
 
-/**
- * Width of a crop of w×h once resized to REC_HEIGHT high and its width scaled by `squeeze` (1 keeps
- * the aspect), at least 1 column, at most maxWidth.
- */
-export function recWidth(w: number, h: number, squeeze: number, maxWidth: number): number {
-  return Math.max(1, Math.min(maxWidth, Math.ceil((REC_HEIGHT * w * squeeze) / Math.max(h, 1))));
+/** Width of a crop of w×h once resized to REC_HEIGHT high, aspect kept: at least 1 column, at most maxWidth. */
+export function recWidth(w: number, h: number, maxWidth: number): number {
+  return Math.max(1, Math.min(maxWidth, Math.ceil((REC_HEIGHT * w) / Math.max(h, 1))));
 }
 
 export interface BatchPlan {
