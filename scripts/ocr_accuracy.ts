@@ -131,7 +131,7 @@ export async function renderScreens(context: BrowserContext, files: string[], sc
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** List markers drawn before a link (outside it) that OCR rightly reads as part of the line. */
-const MARKER = /^[·•◦▪‣∙●○■□►▸▶:：.*\-–—]+\s*/u;
+const MARKER = /^[·•◦▪‣∙●○■□►▸▶→:：.*\-–—]+\s*/u;
 
 function overlaps(a: Box, b: Box): boolean {
   return Math.min(a[0] + a[2], b[0] + b[2]) > Math.max(a[0], b[0]) && Math.min(a[1] + a[3], b[1] + b[3]) > Math.max(a[1], b[1]);

