@@ -66,7 +66,7 @@ export const OCR_DEFAULTS = {
  * The detector's normalisation as PP-OCR trains it: ImageNet's RGB mean/std listed in that order but
  * applied to BGR planes (its images come from OpenCV). The recogniser maps bytes to [−1, 1].
  */
-const DET_MEAN = [0.485, 0.456, 0.406], DET_STD = [0.229, 0.224, 0.225];
+const DET_MEAN = [0.406, 0.456, 0.485], DET_STD = [0.225, 0.224, 0.229];
 const REC_MEAN = [0.5, 0.5, 0.5], REC_STD = [0.5, 0.5, 0.5];
 /** Lines wider than this (at height 48) are squeezed; a 1080-px-wide screen's full-width line is ~1300. */
 const REC_MAX_WIDTH = 4096;
