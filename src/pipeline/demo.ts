@@ -44,8 +44,8 @@ export interface DemoOptions {
 export const DEMO_DEFAULTS: Readonly<Pick<DemoOptions, 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'runTasks' | 'seed'>> = {
   episodes: 3000,
   unseenEpisodes: 300,
-  webEpisodes: 40,
-  runTasks: 40,
+  webEpisodes: 20,
+  runTasks: 20,
   seed: 0,
 };
 
