@@ -1,8 +1,10 @@
 /** The built CLI as a user runs it (dist/ is built by `npm ci`'s prepare step), each command in a fresh process. */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { train } from '../src/pipeline/train.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
@@ -41,12 +43,20 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     const preds = join(ckpt, 'cli-preds.jsonl');
     const { stdout } = await autoui('eval', '--checkpoint', ckpt, '--data', shards, '--split', 'test', '--out', preds, '--json');
     const report = JSON.parse(stdout);
-    expect(Object.keys(report)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
+    expect(Object.keys(report)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
     const scored = JSON.parse((await autoui('score', preds, '--json')).stdout);
     expect(scored).toEqual(report);
   });
 
   it('bad input exits 2 with the file named', async () => {
     await expect(autoui('eval', '--checkpoint', '/nonexistent/ckpt', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/ckpt') });
+    const shot = join(ckpt, 'shot.png');
+    await sharp({ create: { width: 160, height: 320, channels: 3, background: '#ffffff' } }).png().toFile(shot);
+    const texts = join(ckpt, 'texts.json');
+    await writeFile(texts, JSON.stringify([{ text: 'Clock', box: [0.2, 0.1, 2, 0.3] }]));
+    await expect(autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock', '--texts', texts)).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(new RegExp(`${texts}.*box`)),
+    });
   });
 });

@@ -56,12 +56,13 @@ describe('scoreItems', () => {
     expect(report.click_acc).toBeCloseTo(100 / 3, 10);
     expect(report.scroll_acc).toBeCloseTo(50, 10);
     expect(report.text_acc).toBeCloseTo(50, 10);
+    expect(report.text_exact).toBe(0); // 'Coffee' contains in 'coffee shop' but is not it
     expect(report.subsets).toEqual({});
   });
 
   it('reports null, never NaN, for empty denominators', () => {
     const { report } = scoreItems([item(act(ActionType.PRESS_BACK), act(ActionType.PRESS_BACK))]);
-    expect(report).toEqual({ n: 1, action_match: 100, type_acc: 100, text_acc: null, click_acc: null, scroll_acc: null, invalid: 0, subsets: {} });
+    expect(report).toEqual({ n: 1, action_match: 100, type_acc: 100, text_acc: null, text_exact: null, click_acc: null, scroll_acc: null, invalid: 0, subsets: {} });
     const empty = scoreItems([]).report;
     expect(empty.action_match).toBeNull();
     expect(empty.n).toBe(0);
@@ -118,7 +119,7 @@ describe('scoreItems', () => {
         const { report, details } = scoreItems(pairs.map(([p, g]) => item(p, g)));
         const hits = details.filter((d) => d.match).length;
         expect(report.action_match).toBe(pairs.length === 0 ? null : (100 * hits) / pairs.length);
-        for (const k of ['action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc'] as const) {
+        for (const k of ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc'] as const) {
           const v = report[k];
           if (v !== null) expect(v >= 0 && v <= 100).toBe(true);
         }
@@ -134,10 +135,10 @@ describe('formatReport', () => {
     const { report } = scoreItems([item(TAP, TAP, 'general'), item(null, UP, 'install')]);
     const text = formatReport(report);
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^subset\s+n\s+action_match\s+type_acc\s+text_acc\s+click_acc\s+scroll_acc\s+invalid$/);
-    expect(lines.find((l) => l.startsWith('general'))).toMatch(/general\s+1\s+100\.00\s+100\.00\s+-\s+100\.00\s+-\s+0$/);
-    expect(lines.find((l) => l.startsWith('install'))).toMatch(/install\s+1\s+0\.00\s+0\.00\s+-\s+-\s+0\.00\s+1$/);
-    expect(lines.find((l) => l.startsWith('overall'))).toMatch(/overall\s+2\s+50\.00\s+50\.00\s+-\s+100\.00\s+0\.00\s+1$/);
+    expect(lines[0]).toMatch(/^subset\s+n\s+action_match\s+type_acc\s+text_acc\s+text_exact\s+click_acc\s+scroll_acc\s+invalid$/);
+    expect(lines.find((l) => l.startsWith('general'))).toMatch(/general\s+1\s+100\.00\s+100\.00\s+-\s+-\s+100\.00\s+-\s+0$/);
+    expect(lines.find((l) => l.startsWith('install'))).toMatch(/install\s+1\s+0\.00\s+0\.00\s+-\s+-\s+-\s+0\.00\s+1$/);
+    expect(lines.find((l) => l.startsWith('overall'))).toMatch(/overall\s+2\s+50\.00\s+50\.00\s+-\s+-\s+100\.00\s+0\.00\s+1$/);
     expect(text).toContain('mean over subsets');
   });
 });

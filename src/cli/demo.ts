@@ -38,7 +38,7 @@ export function registerDemo(program: Command): void {
   const r = RECIPES.scratch;
   program
     .command('demo')
-    .description('the main job, offline: synthesise the built-in set, prepare shards, train `tiny` with the scratch recipe, evaluate on the test split')
+    .description('the main job, offline: synthesise the built-in set and its unseen-apps split, render web sites in Chromium (two held out), prepare shards (held-out sites through OCR), train `tiny` with the scratch recipe, evaluate every split, and run held-out-site tasks live')
     .option('--out <dir>', 'put everything the demo makes under this directory (default: data in runs/demo, the checkpoint in checkpoints/demo)')
     .option('--checkpoint <dir>', 'checkpoint directory (default: checkpoints/demo, or <out>/checkpoints/demo with --out)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), DEMO_DEFAULTS.episodes)

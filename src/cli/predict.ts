@@ -12,6 +12,8 @@ interface PredictCliOptions {
   image: string;
   goal: string;
   history?: string;
+  texts?: string;
+  uiTree?: string;
   encoder?: string;
   json?: boolean;
   tapFrom: TapSource | 'auto';
@@ -25,7 +27,7 @@ async function readInput(file: string, what: string): Promise<Buffer> {
   }
 }
 
-function parseHistoryFile(text: string, file: string): unknown {
+function parseJsonFile(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -42,6 +44,8 @@ export function registerPredict(parent: Command): void {
     .requiredOption('--image <file>', 'the screenshot: PNG, JPEG or WebP of any size')
     .requiredOption('--goal <text>', 'what the user wants done')
     .option('--history <file>', `JSON list of the previous actions, oldest first (at most ${MAX_HISTORY_STEPS}; the model reads the last 8)`)
+    .option('--texts <file>', 'JSON list of the screen\'s texts [{"text", "box": [y, x, h, w]}] (normalised), for a checkpoint that reads text; default: OCR of the image')
+    .option('--ui-tree <file>', 'an Android `uiautomator dump` XML of the screen, as the source of its texts instead of OCR')
     .option('--encoder <spec>', "vision encoder, when the checkpoint's is not built in")
     .option('--json', 'print one JSON object on stdout')
     .addOption(tapFromOption())
@@ -54,14 +58,18 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
     )
     .action(async (opts: PredictCliOptions) => {
       const image = await readInput(opts.image, 'the image');
-      const history = opts.history ? parseHistoryFile((await readInput(opts.history, 'the history')).toString('utf8'), opts.history) : undefined;
+      const history = opts.history ? parseJsonFile((await readInput(opts.history, 'the history')).toString('utf8'), opts.history) : undefined;
+      const texts = opts.texts ? parseJsonFile((await readInput(opts.texts, 'the texts')).toString('utf8'), opts.texts) : undefined;
+      const ui_tree = opts.uiTree ? (await readInput(opts.uiTree, 'the UI tree')).toString('utf8') : undefined;
       const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom });
       let out;
       try {
-        const prepared = await predictor.prepare({ image, goal: opts.goal, history }).catch((e: unknown) => {
+        const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree }).catch((e: unknown) => {
           // Name the file the bad value came from, not just the field.
           if (e instanceof InputError && e.message.startsWith('image:')) throw new InputError(e.message.slice('image: '.length), opts.image);
           if (e instanceof InputError && e.message.startsWith('history') && opts.history) throw new InputError(e.message, opts.history);
+          if (e instanceof InputError && e.message.startsWith('texts') && opts.texts) throw new InputError(e.message, opts.texts);
+          if (e instanceof InputError && e.message.startsWith('ui_tree') && opts.uiTree) throw new InputError(e.message, opts.uiTree);
           throw e;
         });
         const t0 = performance.now();

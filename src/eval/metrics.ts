@@ -17,6 +17,8 @@
  *   text_acc      % with typed texts contained one in the other (Auto-UI's comparison above), over
  *                 steps whose gold AND prediction are TYPE — the text is judged only once the type is
  *                 right, as the paper's table does; an empty predicted text counts (as in Auto-UI).
+ *   text_exact    % with the predicted text equal to the gold text character for character, same
+ *                 denominator: what a search box needs, where containment accepts "" or a prefix.
  * An invalid generation (pred = null) is a miss in every accuracy whose denominator holds it (all
  * but text_acc, whose denominator needs a predicted TYPE) and is counted in `invalid`. Auto-UI itself
  * re-scores the previous step's parsed prediction in that case (a bug we do not copy).
@@ -48,6 +50,7 @@ export interface Metrics {
   action_match: Percent;
   type_acc: Percent;
   text_acc: Percent;
+  text_exact: Percent;
   click_acc: Percent;
   scroll_acc: Percent;
   /** Count (not percent) of invalid predictions. */
@@ -62,7 +65,7 @@ export interface Report extends Metrics {
 /** Name of the group for items without a subset when other items have one. */
 export const UNSPECIFIED_SUBSET = 'unspecified';
 
-const ACCURACY_KEYS = ['action_match', 'type_acc', 'text_acc', 'click_acc', 'scroll_acc'] as const;
+const ACCURACY_KEYS = ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc'] as const;
 
 /** Auto-UI's typed-text comparison: containment either way after lower-casing (pred also trimmed). */
 export function typedTextMatches(pred: string, gold: string): boolean {
@@ -77,6 +80,7 @@ class Tally {
   match = 0;
   typeOk = 0;
   text = [0, 0];
+  textExact = 0;
   click = [0, 0];
   scroll = [0, 0];
 
@@ -94,6 +98,7 @@ class Tally {
     if (gold.action_type === ActionType.TYPE && pred?.action_type === ActionType.TYPE) {
       this.text[1]++;
       if (typedTextMatches(pred.typed_text, gold.typed_text)) this.text[0]++;
+      if (pred.typed_text === gold.typed_text) this.textExact++;
     }
   }
 
@@ -103,6 +108,7 @@ class Tally {
       action_match: percent(this.match, this.n),
       type_acc: percent(this.typeOk, this.n),
       text_acc: percent(this.text[0]!, this.text[1]!),
+      text_exact: percent(this.textExact, this.text[1]!),
       click_acc: percent(this.click[0]!, this.click[1]!),
       scroll_acc: percent(this.scroll[0]!, this.scroll[1]!),
       invalid: this.invalid,

@@ -5,7 +5,7 @@ import type { RawImage } from '../types.js';
  * and features from two encoders with different ids must never be mixed.
  */
 export interface EncoderInfo {
-  /** e.g. 'builtin-v5'; bump the version whenever the features change. */
+  /** e.g. 'builtin-v6'; bump the version whenever the features change. */
   id: string;
   /** Feature vectors per screen (1 when pooled). */
   patches: number;
