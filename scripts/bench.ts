@@ -7,11 +7,12 @@
  * e.g. train_tiny_pct_peak, plus the details).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
+import sharp from 'sharp';
 import { initBackend, type BackendInfo } from '../src/backend.js';
 import { readAitwSteps } from '../src/data/aitw.js';
 import { prepareFromFiles } from '../src/data/prepare.js';
@@ -27,6 +28,8 @@ import { loadEncoder } from '../src/screen/vision/index.js';
 import { AdamW } from '../src/train/adamw.js';
 import { makeScreenshot } from '../tests/helpers/screens.js';
 import { makeTinyCheckpoint } from '../tests/helpers/tiny_checkpoint.js';
+import { benchOcr } from './bench_ocr.js';
+import { CHROMIUM, launchPhone, pickPages, renderScreens } from './ocr_accuracy.js';
 
 const json = process.argv.includes('--json');
 const quick = process.argv.includes('--quick');
@@ -248,22 +251,40 @@ function deterministic(preset: PresetName, shape: BatchShape, steps: number): bo
   return a.every((x, i) => Object.is(x, b[i]));
 }
 
-/** p50 latency of one prediction request (PNG bytes → action) on a random-weight tiny checkpoint. */
-async function benchPredict(dir: string, requests: number): Promise<{ p50Ms: number; p95Ms: number }> {
-  await makeTinyCheckpoint(join(dir, 'ckpt'), { preset: 'tiny', seed: 7 });
-  const predictor = await Predictor.load(join(dir, 'ckpt'));
-  const image = await makeScreenshot(1080, 2400);
+/**
+ * p50 latency of one prediction request (PNG bytes → action) on a random-weight tiny checkpoint.
+ * With `screenText` the checkpoint reads screen text, so every request also runs OCR on the screenshot.
+ */
+async function benchPredict(dir: string, requests: number, image: Buffer, screenText = false): Promise<{ p50Ms: number; p95Ms: number }> {
+  const ckpt = join(dir, screenText ? 'ckpt-text' : 'ckpt');
+  await makeTinyCheckpoint(ckpt, { preset: 'tiny', seed: 7, screenText });
+  const predictor = await Predictor.load(ckpt);
   const history = [{ action_type: 'PRESS_HOME' }];
   const once = async () => {
     const t = performance.now();
     await predictor.predict({ image, goal: 'open the settings app', history });
     return performance.now() - t;
   };
-  for (let i = 0; i < 3; i++) await once();
-  const ms: number[] = [];
-  for (let i = 0; i < requests; i++) ms.push(await once());
-  ms.sort((a, b) => a - b);
-  return { p50Ms: ms[Math.floor((ms.length - 1) / 2)]!, p95Ms: ms[Math.min(ms.length - 1, Math.round(0.95 * (ms.length - 1)))]! };
+  try {
+    for (let i = 0; i < 3; i++) await once();
+    const ms: number[] = [];
+    for (let i = 0; i < requests; i++) ms.push(await once());
+    ms.sort((a, b) => a - b);
+    return { p50Ms: ms[Math.floor((ms.length - 1) / 2)]!, p95Ms: ms[Math.min(ms.length - 1, Math.round(0.95 * (ms.length - 1)))]! };
+  } finally {
+    predictor.dispose();
+  }
+}
+
+/** Real documentation pages for the OCR figures (the nodejs-doc API pages), or null when absent. */
+const OCR_PAGES = ['/usr/share/doc/nodejs/api', 'runs/manuals/nodejs-doc/usr/share/doc/nodejs/api'].find((d) => existsSync(d)) ?? null;
+
+/** One of those pages as a 1080×2400 PNG screenshot, rendered by headless Chromium. */
+async function pageScreenshot(dir: string): Promise<Buffer> {
+  const { browser, context } = await launchPhone();
+  const [shot] = await renderScreens(context, pickPages(dir, 1)).finally(() => browser.close());
+  const { width, height, channels, data } = shot!.image;
+  return sharp(data, { raw: { width, height, channels: channels as 1 | 3 | 4 } }).png().toBuffer();
 }
 
 const TINY: BatchShape = { B: 32, L: 40, T: 14, P: 128 };
@@ -290,8 +311,10 @@ function headline(peak: number | null): Record<string, unknown> {
     train_small_unfused_ops_per_step: r.train_small.unfused.profile.opsPerStep,
     deterministic: r.deterministic,
     prepare_screens_per_s: r.prepare?.screensPerSecond ?? null,
-    ocr_screens_per_s: null,
+    ocr_screens_per_s: r.ocr?.screens_per_s ?? null,
+    ocr_screens_per_s_2_processes: r.ocr?.screens_per_s_2_processes ?? null,
     predict_tiny_p50_ms: r.predict?.p50Ms ?? null,
+    predict_tiny_ocr_p50_ms: r.predict_ocr?.p50Ms ?? null,
   };
 }
 
@@ -311,7 +334,13 @@ async function measure(backend: BackendInfo, dir: string): Promise<Record<string
   log('determinism: two runs of 3 steps…');
   results.deterministic = deterministic('tiny', { B: 8, L: 40, T: 14, P: 128 }, 3);
   log('predict: tiny…');
-  results.predict = await benchPredict(dir, quick ? 10 : 30);
+  results.predict = await benchPredict(dir, quick ? 10 : 30, await makeScreenshot(1080, 2400));
+  if (OCR_PAGES && existsSync(CHROMIUM)) {
+    log(`OCR: ${OCR_PAGES}…`);
+    results.ocr = await benchOcr({ inputs: [OCR_PAGES], pages: quick ? 4 : 8 });
+    log('predict: tiny, reading the screen with OCR…');
+    results.predict_ocr = await benchPredict(dir, quick ? 4 : 10, await pageScreenshot(OCR_PAGES), true);
+  } else log('OCR: skipped (needs Debian chromium and the nodejs-doc pages: bash scripts/install-deps.sh)');
   // Best of two samples taken around the training runs: other processes' load only lowers it.
   const peak = peaks.every((x) => x === null) ? null : Math.max(...peaks.map((x) => x ?? 0));
   results.blasPeakSamples = peaks;
@@ -337,6 +366,10 @@ function printTable(h: Record<string, any>): void {
   }
   console.log(`training bit-identical run to run: ${h.deterministic}`);
   console.log(`predict (tiny, 1080×2400 PNG → action): p50 ${f(h.predict_tiny_p50_ms)} ms · p95 ${f(r.predict.p95Ms)} ms`);
+  if (r.ocr) {
+    console.log(`OCR (PP-OCRv4, ${r.ocr.screens} nodejs-doc screens ${r.ocr.width}×${r.ocr.height}, ${f(r.ocr.lines_per_screen)} lines each): ${f(h.ocr_screens_per_s, 2)} screens/s one at a time (target ≥ 2), ${f(h.ocr_screens_per_s_2_processes, 2)} with two processes · ${f(r.ocr.cpu_s_per_screen, 2)} CPU-s/screen`);
+    console.log(`predict with OCR (tiny reading text, a nodejs-doc page as 1080×2400 PNG → action): p50 ${f(h.predict_tiny_ocr_p50_ms)} ms · p95 ${f(r.predict_ocr.p95Ms)} ms (target < 1000)`);
+  }
 }
 
 async function main(): Promise<void> {
