@@ -55,13 +55,19 @@ async function start(rec: Recorder, m: SiteModel, page: string): Promise<string>
   return page;
 }
 
-export async function groundTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
+/** From `page`'s top: taps one of the task links visible on the first screen; the link, or undefined when none works. */
+async function tapVisibleLink(rec: Recorder, m: SiteModel, rng: Rng, page: string) {
   await start(rec, m, page);
   const view = await rec.screen.view();
   const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width);
   if (links.length === 0) return undefined;
   const l = rng.pick(links);
-  if (!(await rec.tap(l.box, { href: l.href }, true))) return undefined;
+  return (await rec.tap(l.box, { href: l.href }, true)) ? l : undefined;
+}
+
+export async function groundTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
+  const l = await tapVisibleLink(rec, m, rng, page);
+  if (!l) return undefined;
   await rec.complete();
   return { kind: 'ground', goal: groundGoal(rng, l.text), start: page, steps: rec.steps, success: onPage(l.page) };
 }
@@ -108,12 +114,8 @@ export async function navigateTask(rec: Recorder, m: SiteModel, rng: Rng, page: 
 }
 
 export async function backTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
-  await start(rec, m, page);
-  const view = await rec.screen.view();
-  const links = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width);
-  if (links.length === 0) return undefined;
-  const l = rng.pick(links);
-  if (!(await rec.tap(l.box, { href: l.href }, true))) return undefined;
+  const l = await tapVisibleLink(rec, m, rng, page);
+  if (!l) return undefined;
   await rec.back();
   await rec.complete();
   return { kind: 'back', goal: backGoal(rng, l.text), start: page, steps: rec.steps, success: onPage(page) };
