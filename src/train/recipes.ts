@@ -4,7 +4,9 @@
  *
  * - `scratch`: a model trained from random weights on the built-in screens (`tiny`, the demo). Large
  *   learning rate and batch, no dropout, a coarse coordinate grid, and per-subset sampling that spends
- *   epochs on the subsets that are still under-fitted. Chosen on validation scores (README, Results);
+ *   epochs on the subsets that are still under-fitted, and a word vocabulary of only the most frequent
+ *   words (vocabWords), so names are spelled in bytes in training as on a screen nobody trained on.
+ *   Chosen on validation scores and the held-out splits (README, Results);
  *   measured on `tiny` only — for larger presets from scratch it is a starting point, not a measurement.
  * - `pretrained`: Auto-UI's own recipe for a FLAN-Alpaca / FLAN-T5 start (`--init`): lr 1e-4, batch 4,
  *   10 epochs, 10 % of GoogleApps per epoch, T5's dropout 0.1, a 0.01 coordinate grid. Our grounding
@@ -31,6 +33,13 @@ export interface TrainRecipe {
   valRows: number;
   /** Read the screens' text items when the shards have them (false = the paper's model, pixels only). */
   screenText: boolean;
+  /**
+   * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
+   * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
+   * makes training spell the names of apps, links and products, so the model learns to match spelled
+   * names, which is all it can do with a name it never saw.
+   */
+  vocabWords: number;
 }
 
 export const RECIPE_NAMES = ['scratch', 'pretrained'] as const;
@@ -58,6 +67,8 @@ export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {
     subsetFraction: { web_shopping: 0.7, install: 0.7 },
     // The whole validation split: a 512-screen sample picked a worse epoch on one seed of three.
     valRows: Number.POSITIVE_INFINITY,
+    // The goal templates' own words (both forms, with and without the leading space); names go to bytes.
+    vocabWords: 64,
   },
   pretrained: {
     ...COMMON,
@@ -68,6 +79,7 @@ export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {
     coordBins: 100,
     subsetFraction: { google_apps: 0.1 },
     valRows: 512,
+    vocabWords: 8000, // unused: the pretrained tokenizer is kept
   },
 };
 
@@ -79,7 +91,7 @@ export function defaultRecipe(init: string | undefined): RecipeName {
 /** One line per recipe, for --help. */
 export function describeRecipes(): string {
   const show = (r: TrainRecipe) =>
-    `epochs ${r.epochs}, lr ${r.lr}, batch ${r.batchSize}, dropout ${r.dropoutRate}, coord bins ${r.coordBins}, ` +
+    `epochs ${r.epochs}, lr ${r.lr}, batch ${r.batchSize}, dropout ${r.dropoutRate}, coord bins ${r.coordBins}, vocabulary ${r.vocabWords} words, ` +
     `subsets ${Object.entries(r.subsetFraction).map(([k, v]) => `${k}=${v}`).join(',') || 'all'}`;
   return RECIPE_NAMES.map((n) => `${n}: ${show(RECIPES[n])}`).join('; ');
 }

@@ -209,7 +209,7 @@ function resumed(meta: AutoUiCheckpointMeta, lastDir: string, manifest: Manifest
 
 async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTable, screenText: ScreenTextMeta | null): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: HfT5Init }> {
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
-  const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table));
+  const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table), { maxWords: opts.vocabWords });
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
   const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
@@ -348,9 +348,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
