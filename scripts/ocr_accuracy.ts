@@ -68,7 +68,11 @@ export async function launchPhone(): Promise<{ browser: Browser; context: Browse
  * sentence can only ever be part of an OCR line, never a whole one).
  */
 function collectLinks(): Array<{ text: string; box: [number, number, number, number]; alone: boolean }> {
-  const W = window.innerWidth, H = window.innerHeight;
+  // The visual viewport is what the screenshot shows; on a page without a mobile viewport tag
+  // Chromium lays out at 980 CSS px and zooms out, and innerWidth/innerHeight are not the screen.
+  const vv = window.visualViewport;
+  const X0 = vv ? vv.offsetLeft : 0, Y0 = vv ? vv.offsetTop : 0;
+  const W = vv ? vv.width : window.innerWidth, H = vv ? vv.height : window.innerHeight;
   const blockOf = (el: Element): Element => {
     let b: Element = el;
     while (b.parentElement && getComputedStyle(b).display.startsWith('inline')) b = b.parentElement;
@@ -92,14 +96,16 @@ function collectLinks(): Array<{ text: string; box: [number, number, number, num
     const rects = a.getClientRects();
     if (rects.length !== 1) continue;
     const r = rects[0]!;
-    if (r.width < 1 || r.height < 1 || r.top < 0 || r.left < 0 || r.bottom > H || r.right > W) continue;
+    if (r.width < 1 || r.height < 1 || r.top < Y0 || r.left < X0 || r.bottom > Y0 + H || r.right > X0 + W) continue;
     const text = (a as HTMLElement).innerText.trim();
     if (text === '' || text.includes('\n')) continue;
     const style = getComputedStyle(a);
     if (style.visibility !== 'visible' || Number(style.opacity) < 0.5) continue;
+    // An icon-font ligature ("arrow_back") is drawn as a glyph, not as its text.
+    if ([a, ...Array.from(a.querySelectorAll('*'))].some((e) => /Material (Symbols|Icons)/i.test(getComputedStyle(e).fontFamily))) continue;
     const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
     if (!hit || !(a === hit || a.contains(hit))) continue;
-    out.push({ text, box: [r.top / H, r.left / W, r.height / H, r.width / W], alone: alone(a, r) });
+    out.push({ text, box: [(r.top - Y0) / H, (r.left - X0) / W, r.height / H, r.width / W], alone: alone(a, r) });
   }
   return out;
 }
