@@ -9,13 +9,15 @@
 #     CHECKPOINT  default checkpoints/demo/best (where `autoui demo` leaves it)
 #     DIR         where the set and its shards go (reused when present), default runs/second-set
 #     SEED        default 7
+#   EPISODES, WIDTH, HEIGHT (environment): set size and screen size, default 3000 episodes at 160×320;
+#   e.g. `EPISODES=600 WIDTH=216 HEIGHT=480` for phone-shaped (0.45) screens the demo never trains on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ckpt=${1:-checkpoints/demo/best}
 dir=${2:-runs/second-set}
 seed=${3:-7}
 cli=(node dist/src/cli.js)
-"${cli[@]}" data synth --out "$dir/synth" --episodes 3000 --seed "$seed" --width 160 --height 320
+"${cli[@]}" data synth --out "$dir/synth" --episodes "${EPISODES:-3000}" --seed "$seed" --width "${WIDTH:-160}" --height "${HEIGHT:-320}"
 for s in general install google_apps single web_shopping; do
   "${cli[@]}" data prepare --input "$dir/synth/$s" --splits "$dir/synth/$s/split.json" --subset "$s" --out "$dir/shards" --json > /dev/null
 done
