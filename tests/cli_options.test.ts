@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { subsetFractionOption, tapFromOption } from '../src/cli/common.js';
 import { trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
 import { RECIPES } from '../src/train/recipes.js';
+import { recipeOptions } from '../src/train/trainer.js';
+import { DEMO_DEFAULTS } from '../src/pipeline/demo.js';
 import { InputError } from '../src/util/errors.js';
 
 describe('--subset-fraction', () => {
@@ -40,6 +42,10 @@ describe('train recipes', () => {
     const pre = trainOptionsFrom({ ...base, init: '/models/flan-alpaca-base' });
     expect(pre).toMatchObject({ recipe: 'pretrained', lr: 1e-4, batchSize: 4, epochs: 10, dropoutRate: 0.1, subsetFraction: { google_apps: 0.1 } });
     expect(trainOptionsFrom({ ...base, recipe: 'pretrained' }).lr).toBe(1e-4);
+  });
+
+  it('the default seed is the demo’s, so a plain `train` on the demo’s shards trains the demo’s model', () => {
+    expect(recipeOptions('scratch').seed).toBe(DEMO_DEFAULTS.seed);
   });
 
   it('flags override single fields of the recipe and leave the rest', () => {

@@ -68,9 +68,12 @@ export interface TrainOptions extends TrainRecipe {
   log?: (line: string) => void;
 }
 
-/** The options of a recipe, before the run's own (data, out). */
+/**
+ * The options of a recipe, before the run's own (data, out). Seed 0 is the demo's, so a plain
+ * `autoui train` on the demo's shards trains the demo's model bit for bit.
+ */
 export function recipeOptions(recipe: RecipeName, preset: PresetName = 'tiny'): Omit<TrainOptions, 'data' | 'out'> {
-  return { ...RECIPES[recipe], recipe, preset, seed: 42, resume: false, saveEvery: 200 };
+  return { ...RECIPES[recipe], recipe, preset, seed: 0, resume: false, saveEvery: 200 };
 }
 
 /** The scratch recipe for `tiny`: what `autoui train --data D` runs. */
