@@ -13,6 +13,7 @@ import { registerDataPrepare } from '../src/cli/data-prepare.js';
 import { BuiltinEncoder } from '../src/screen/vision/builtin.js';
 import type { VisionEncoder } from '../src/screen/vision/encoder.js';
 import { InputError } from '../src/util/errors.js';
+import { captureStdout } from './helpers/stdout.js';
 
 /** A small screen whose pixels depend on (episode, step), so any mix-up of rows changes features. */
 function screenFor(ep: number, step: number): RawImage {
@@ -268,13 +269,9 @@ describe('data prepare', () => {
     const splits = await writeSplits({ train: [0, 1], val: [2], test: [] });
     const program = new Command().exitOverride();
     registerDataPrepare(program.command('data'));
-    const chunks: string[] = [];
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => (chunks.push(String(c)), true));
-    try {
-      await program.parseAsync(['data', 'prepare', '--input', join(dir, 'in'), '--splits', splits, '--subset', 'single', '--out', out, '--rows-per-shard', '2', '--json'], { from: 'user' });
-    } finally {
-      write.mockRestore();
-    }
+    const chunks = await captureStdout(() =>
+      program.parseAsync(['data', 'prepare', '--input', join(dir, 'in'), '--splits', splits, '--subset', 'single', '--out', out, '--rows-per-shard', '2', '--json'], { from: 'user' }),
+    );
     expect(chunks).toHaveLength(1);
     const printed = JSON.parse(chunks[0]!);
     expect(printed).toMatchObject({ subset: 'single', encoder: 'builtin-v6', episodes: { train: 2, val: 1, test: 0 }, upToDate: false });

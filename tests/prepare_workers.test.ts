@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerDataPrepare } from '../src/cli/data-prepare.js';
 import { exampleFromStep } from '../src/data/aitw.js';
 import { readManifest } from '../src/data/manifest.js';
@@ -13,6 +13,7 @@ import { TfRecordWriter } from '../src/data/tfrecord.js';
 import { ActionType, type AitwStep } from '../src/data/types.js';
 import { mergeWorkerOutputs, parseWorkerSlot, workerFiles } from '../src/data/workers.js';
 import { InputError } from '../src/util/errors.js';
+import { captureStdout } from './helpers/stdout.js';
 
 const id = (ep: number) => `2${String(ep).padStart(18, '0')}`;
 
@@ -135,16 +136,12 @@ describe('data prepare --worker i/N and data merge', () => {
     const splits = await writeInputs();
     const program = new Command().exitOverride();
     registerDataPrepare(program.command('data'));
-    const chunks: string[] = [];
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => (chunks.push(String(c)), true));
-    try {
+    const chunks = await captureStdout(async () => {
       for (const i of [0, 1]) {
         await program.parseAsync(['data', 'prepare', '--input', join(dir, 'in'), '--splits', splits, '--subset', 'single', '--out', join(dir, 'o', `w${i}`), '--worker', `${i}/2`, '--json'], { from: 'user' });
       }
       await program.parseAsync(['data', 'merge', '--out', join(dir, 'o'), join(dir, 'o', 'w0'), join(dir, 'o', 'w1'), '--json'], { from: 'user' });
-    } finally {
-      write.mockRestore();
-    }
+    });
     const merged = JSON.parse(chunks[2]!);
     expect(merged.subsets.single).toMatchObject({ workers: 2 });
     expect(merged.subsets.single.screens).toBe(JSON.parse(chunks[0]!).screens.train + JSON.parse(chunks[0]!).screens.val + JSON.parse(chunks[0]!).screens.test + JSON.parse(chunks[1]!).screens.train + JSON.parse(chunks[1]!).screens.val + JSON.parse(chunks[1]!).screens.test);

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { registerDataSynth } from '../src/cli/data-synth.js';
 import { readAitwEpisodes } from '../src/data/aitw.js';
 import { APPS, UNSEEN_APP_IDS, appById, inAppSplit, type AppInfo, type AppSplit } from '../src/data/synth/apps.js';
@@ -12,6 +12,7 @@ import type { UiState } from '../src/data/synth/state.js';
 import { synthesize } from '../src/data/synth/writer.js';
 import { SUBSETS, type Splits, type Subset } from '../src/data/types.js';
 import { InputError } from '../src/util/errors.js';
+import { captureStdout } from './helpers/stdout.js';
 
 const size = { width: 160, height: 320 };
 const N = 40;
@@ -150,16 +151,7 @@ describe('unseen sets', () => {
     const out = await mkdtemp(join(tmpdir(), 'synth-unseen-'));
     const program = new Command().exitOverride();
     registerDataSynth(program.command('data'));
-    const writes: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      writes.push(String(chunk));
-      return true;
-    });
-    try {
-      await program.parseAsync(['node', 'autoui', 'data', 'synth', '--out', out, '--episodes', '3', '--apps', 'unseen', '--json']);
-    } finally {
-      spy.mockRestore();
-    }
+    const writes = await captureStdout(() => program.parseAsync(['node', 'autoui', 'data', 'synth', '--out', out, '--episodes', '3', '--apps', 'unseen', '--json']));
     const summary = JSON.parse(writes.join('')) as { apps: string; subsets: string[]; totals: { episodes: number } };
     expect(summary).toMatchObject({ apps: 'unseen', subsets: ['general', 'install', 'google_apps'], totals: { episodes: 3 } });
     const bad = new Command().exitOverride();

@@ -2,12 +2,13 @@ import { Command } from 'commander';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { registerDataSynth } from '../src/cli/data-synth.js';
 import { readAitwEpisodes } from '../src/data/aitw.js';
 import { synthesize, type SynthOptions } from '../src/data/synth/writer.js';
 import { ActionType, type Splits } from '../src/data/types.js';
 import { InputError } from '../src/util/errors.js';
+import { captureStdout } from './helpers/stdout.js';
 
 const dirs: string[] = [];
 async function tmp(): Promise<string> {
@@ -101,16 +102,7 @@ describe('synth writer', () => {
     const out = await tmp();
     const program = new Command().exitOverride();
     registerDataSynth(program.command('data'));
-    const writes: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      writes.push(String(chunk));
-      return true;
-    });
-    try {
-      await program.parseAsync(['node', 'autoui', 'data', 'synth', '--out', out, '--episodes', '5', '--subsets', 'single,general', '--json']);
-    } finally {
-      spy.mockRestore();
-    }
+    const writes = await captureStdout(() => program.parseAsync(['node', 'autoui', 'data', 'synth', '--out', out, '--episodes', '5', '--subsets', 'single,general', '--json']));
     const summary = JSON.parse(writes.join('')) as { totals: { episodes: number }; subsets: string[] };
     expect(summary.totals.episodes).toBe(5);
     expect(summary.subsets).toEqual(['single', 'general']);
