@@ -27,7 +27,8 @@ async function readInput(file: string, what: string): Promise<Buffer> {
   }
 }
 
-function parseJsonFile(text: string, file: string): unknown {
+async function readJsonFile(file: string, what: string): Promise<unknown> {
+  const text = (await readInput(file, what)).toString('utf8');
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -58,19 +59,19 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
     )
     .action(async (opts: PredictCliOptions) => {
       const image = await readInput(opts.image, 'the image');
-      const history = opts.history ? parseJsonFile((await readInput(opts.history, 'the history')).toString('utf8'), opts.history) : undefined;
-      const texts = opts.texts ? parseJsonFile((await readInput(opts.texts, 'the texts')).toString('utf8'), opts.texts) : undefined;
+      const history = opts.history ? await readJsonFile(opts.history, 'the history') : undefined;
+      const texts = opts.texts ? await readJsonFile(opts.texts, 'the texts') : undefined;
       const ui_tree = opts.uiTree ? (await readInput(opts.uiTree, 'the UI tree')).toString('utf8') : undefined;
       const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom });
       let out;
       try {
         const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree }).catch((e: unknown) => {
           // Name the file the bad value came from, not just the field.
-          if (e instanceof InputError && e.message.startsWith('image:')) throw new InputError(e.message.slice('image: '.length), opts.image);
-          if (e instanceof InputError && e.message.startsWith('history') && opts.history) throw new InputError(e.message, opts.history);
-          if (e instanceof InputError && e.message.startsWith('texts') && opts.texts) throw new InputError(e.message, opts.texts);
-          if (e instanceof InputError && e.message.startsWith('ui_tree') && opts.uiTree) throw new InputError(e.message, opts.uiTree);
-          throw e;
+          if (!(e instanceof InputError)) throw e;
+          if (e.message.startsWith('image:')) throw new InputError(e.message.slice('image: '.length), opts.image);
+          const files: [string, string | undefined][] = [['history', opts.history], ['texts', opts.texts], ['ui_tree', opts.uiTree]];
+          const file = files.find(([field, f]) => f !== undefined && e.message.startsWith(field))?.[1];
+          throw file === undefined ? e : new InputError(e.message, file);
         });
         const t0 = performance.now();
         const [r] = await predictor.predictBatch([prepared]);
