@@ -29,7 +29,8 @@ import { AdamW } from '../src/train/adamw.js';
 import { makeScreenshot } from '../tests/helpers/screens.js';
 import { makeTinyCheckpoint } from '../tests/helpers/tiny_checkpoint.js';
 import { benchOcr } from './bench_ocr.js';
-import { CHROMIUM, launchPhone, pickPages, renderScreens } from './ocr_accuracy.js';
+import { DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
+import { launchPhone, pickPages, renderScreens } from './ocr_accuracy.js';
 
 const json = process.argv.includes('--json');
 const quick = process.argv.includes('--quick');
@@ -335,7 +336,7 @@ async function measure(backend: BackendInfo, dir: string): Promise<Record<string
   results.deterministic = deterministic('tiny', { B: 8, L: 40, T: 14, P: 128 }, 3);
   log('predict: tiny…');
   results.predict = await benchPredict(dir, quick ? 10 : 30, await makeScreenshot(1080, 2400));
-  if (OCR_PAGES && existsSync(CHROMIUM)) {
+  if (OCR_PAGES && existsSync(DEFAULT_CHROMIUM)) {
     log(`OCR: ${OCR_PAGES}…`);
     results.ocr = await benchOcr({ inputs: [OCR_PAGES], pages: quick ? 4 : 8 });
     log('predict: tiny, reading the screen with OCR…');

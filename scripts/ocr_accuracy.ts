@@ -20,14 +20,12 @@ import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
 import type { Box, RawImage } from '../src/screen/types.js';
 import { OcrReader, type OcrOptions } from '../src/screen/text/ocr.js';
 import { loadCharacters, resolveModelPaths } from '../src/screen/text/ocr_models.js';
 import type { ScreenText } from '../src/screen/text/types.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** A 1080×2400 phone screen: 412×915 CSS px at 2.625 device pixels per CSS px. */
 export const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
 
@@ -56,7 +54,7 @@ export function pickPages(arg: string, perArg: number): string[] {
 }
 
 export async function launchPhone(): Promise<{ browser: Browser; context: BrowserContext }> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: DEFAULT_CHROMIUM, headless: true, args: [...CHROMIUM_ARGS] });
   const context = await browser.newContext(PHONE);
   await context.route('**/*', (route) => (route.request().url().startsWith('file://') ? route.continue() : route.abort()));
   return { browser, context };

@@ -1,6 +1,7 @@
 /**
  * `data web` rendering in real headless Chromium on tiny local pages: annotations match the DOM
- * and the screenshot, gold taps land inside their targets, navigation follows shortest paths.
+ * and the screenshot, gold taps land inside their targets, navigation follows shortest paths, and
+ * a recorded scroll-to-find replays in the closed-loop environment.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { DEFAULT_CHROMIUM, launchChromium, phoneContext, PhoneScreen, type Shot 
 import { inReach, isTaskPage, shortestPaths } from '../src/data/web/graph.js';
 import { groundTask, navigateTask, scrollTask } from '../src/data/web/link_tasks.js';
 import { Recorder } from '../src/data/web/recorder.js';
+import { ChromiumEnv } from '../src/env/chromium.js';
 import { siteModel, type SiteModel } from '../src/data/web/site_model.js';
 import { ActionType, type Box } from '../src/data/types.js';
 import { Rng } from '../src/util/rng.js';
@@ -51,7 +53,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'autoui-web-render-'));
   for (const [f, html] of Object.entries(PAGES)) await writeFile(join(dir, f), html);
   browser = await launchChromium();
-  ctx = await phoneContext(browser, { device: DEVICE, dpr: 1, colorScheme: 'light' });
+  ctx = await phoneContext(browser, { device: DEVICE, colorScheme: 'light' });
   screen = await PhoneScreen.open(ctx, 1);
   site = await siteModel({ site: 'tiny', kind: 'manual', label: 'Tiny', pagesDir: dir, start: 'index.html', sphinx: false });
 });
@@ -111,13 +113,29 @@ describe('screens and annotations', () => {
     const [blue] = await domBoxes('#blue', false);
     const shot = await screen.capture();
     expect(await pixel(shot, [blue![0] + blue![2] / 2, blue![1] + blue![3] / 2])).toEqual([0, 0, 255]);
-    await screen.scrollBy(60);
-    const [moved] = await domBoxes('#blue', false);
-    expect(moved![0]).toBeCloseTo(blue![0] - 60 / DEVICE.height, 4);
+    // A finger swipe of 100 CSS px moves the content by that less Chromium's touch slop.
+    await screen.swipe({ x: 200, y: 500 }, { x: 200, y: 400 });
     const after = await screen.capture();
+    const dy = after.view.pageY;
+    expect(dy).toBeGreaterThan(70);
+    expect(dy).toBeLessThanOrEqual(100);
+    const [moved] = await domBoxes('#blue', false);
+    expect(moved![0]).toBeCloseTo(blue![0] - dy / DEVICE.height, 4);
     expect(await pixel(after, [moved![0] + moved![2] * 0.75, moved![1] + moved![3] / 2])).toEqual([0, 0, 255]);
     expect(await pixel(after, [10 / DEVICE.height, 0.5])).toEqual([204, 0, 0]);
-    expect(after.view.pageY).toBe(60);
+  });
+
+  it("a page lays out at the device's pixel ratio even when its screens are captured at a smaller one", async () => {
+    const c = await phoneContext(browser, { device: { name: 'dpr-3', width: 360, height: 640, dpr: 3 }, colorScheme: 'light' });
+    try {
+      const small = await PhoneScreen.open(c, 1);
+      await small.goto(url('index.html'));
+      expect(await small.page.evaluate(() => window.devicePixelRatio)).toBe(3);
+      const shot = await small.capture();
+      expect([shot.width, shot.height]).toEqual([360, 640]);
+    } finally {
+      await c.close();
+    }
   });
 });
 
@@ -159,6 +177,15 @@ describe('gold episodes', () => {
     for (const s of swipes) expect(s.touch_yx[0] - s.lift_yx[0]).toBeGreaterThan(0.04); // finger moves up
     expect(ep!.goal.toLowerCase()).toContain('far away link');
     expect(ep!.success).toEqual({ url_endswith: '/pages/three.html' });
+    // The closed-loop environment replays the recorded swipes and tap blind and lands on the link's page.
+    const env = new ChromiumEnv();
+    try {
+      await env.reset({ id: 'replay', goal: ep!.goal, start_url: url('index.html'), viewport: { width: DEVICE.width, height: DEVICE.height, dpr: DEVICE.dpr }, success: { url_endswith: '/three.html' } });
+      for (const a of kinds) await env.step(a);
+      expect((await env.state()).url).toBe(url('three.html'));
+    } finally {
+      await env.close();
+    }
   });
 
   it('navigation takes exactly as many taps as the shortest path has links', async () => {

@@ -20,6 +20,12 @@ export function distanceF32(a: YX, b: YX): number {
   return f32(Math.sqrt(f32(f32(dy * dy) + f32(dx * dx))));
 }
 
+/** An AITW (y, x) point in a width×height coordinate space (CSS pixels, device pixels), clamped to it, unrounded. */
+export function scalePoint(p: YX, width: number, height: number): { x: number; y: number } {
+  const clamp = (v: number): number => Math.min(1, Math.max(0, v));
+  return { x: clamp(p[1]) * width, y: clamp(p[0]) * height };
+}
+
 /** True when a dual point is a tap: touch and lift within 0.04 (inclusive), in float32. */
 export function isTap(touch: YX, lift: YX): boolean {
   return distanceF32(touch, lift) <= SWIPE_THRESHOLD_F32;

@@ -5,8 +5,8 @@
  * other request is refused and counted.
  *
  * Actions as a phone user does them: a tap is a touch tap; a scroll is a touch swipe from the
- * touch to the lift point (CDP touch events: Input.synthesizeScrollGesture does not scroll a
- * headless page); TYPE types into the focused field; ENTER presses Enter; BACK goes back in
+ * touch to the lift point (the web recorder's own swipe, so a recorded scroll replays as it was
+ * recorded); TYPE types into the focused field; ENTER presses Enter; BACK goes back in
  * history (on the task's first page it does nothing); HOME opens the task's home_url (or
  * start_url); the status actions do nothing.
  *
@@ -15,14 +15,11 @@
  */
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { DEFAULT_VIEWPORT, type SuccessCheck, type TaskSpec, type Viewport } from '../data/suite.js';
-import { isTap } from '../data/geometry.js';
+import { isTap, scalePoint } from '../data/geometry.js';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM, isAllowedUrl, touchSwipe } from '../data/web/browser.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { checkElement, checkUrl, EnvironmentError, observationFromPng, scalePoint, type CheckResult, type ElementFacts, type Environment, type Observation, type PageState } from './environment.js';
-
-/** Flags for a quiet, offline, sandbox-free headless Chromium (containers have no user namespaces). */
-export const CHROMIUM_ARGS: readonly string[] = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-export const DEFAULT_CHROMIUM = '/usr/bin/chromium';
+import { checkElement, checkUrl, EnvironmentError, observationFromPng, type CheckResult, type ElementFacts, type Environment, type Observation, type PageState } from './environment.js';
 
 export interface ChromiumEnvOptions {
   /** The browser binary (default $CHROMIUM_PATH or /usr/bin/chromium). */
@@ -31,23 +28,6 @@ export interface ChromiumEnvOptions {
   timeoutMs?: number;
   /** Wait after an action before waiting for the load event, so a navigation it starts is seen (default 120 ms). */
   settleMs?: number;
-}
-
-/** Touch-move events per swipe and the pause between them: slow enough that no fling follows. */
-const SWIPE_MOVES = 8;
-const SWIPE_MOVE_MS = 16;
-const SWIPE_HOLD_MS = 60;
-
-/** True for URLs the browser may load: local files, inline data, and the loopback address 127.0.0.1. */
-export function isAllowedUrl(url: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (['file:', 'data:', 'blob:', 'about:'].includes(u.protocol)) return true;
-  return ['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname === '127.0.0.1';
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -72,7 +52,7 @@ export class ChromiumEnv implements Environment {
 
   private async ensureBrowser(): Promise<Browser> {
     if (this.browser?.isConnected()) return this.browser;
-    const executablePath = this.opts.executablePath ?? process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM;
+    const executablePath = this.opts.executablePath ?? DEFAULT_CHROMIUM;
     const first = this.browser === undefined;
     const browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS], timeout: 60_000 }).catch((err: Error) => {
       const why = `cannot start Chromium (${err.message.split('\n')[0]})`;
@@ -180,7 +160,7 @@ export class ChromiumEnv implements Environment {
       case ActionType.DUAL_POINT: {
         const t = scalePoint(a.touch_yx, width, height);
         if (isTap(a.touch_yx, a.lift_yx)) return page.touchscreen.tap(t.x, t.y);
-        return this.swipe(t, scalePoint(a.lift_yx, width, height));
+        return touchSwipe(this.cdp!, t, scalePoint(a.lift_yx, width, height));
       }
       case ActionType.TYPE:
         return page.keyboard.type(a.typed_text);
@@ -199,20 +179,6 @@ export class ChromiumEnv implements Environment {
       default:
         throw new RangeError(`no browser mapping for action type ${String(a.action_type)}`);
     }
-  }
-
-  /** A finger from `from` to `to` (CSS px): down, moves, a still hold (so no fling follows), up. */
-  private async swipe(from: { x: number; y: number }, to: { x: number; y: number }): Promise<void> {
-    const cdp = this.cdp!;
-    const at = (k: number): Array<{ x: number; y: number }> => [{ x: from.x + ((to.x - from.x) * k) / SWIPE_MOVES, y: from.y + ((to.y - from.y) * k) / SWIPE_MOVES }];
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: at(0) });
-    for (let k = 1; k <= SWIPE_MOVES; k++) {
-      await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: at(k) });
-      await sleep(SWIPE_MOVE_MS);
-    }
-    await sleep(SWIPE_HOLD_MS);
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: at(SWIPE_MOVES) });
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
   }
 
   /** Lets a navigation the action started begin, waits for its load event, then for two painted frames. */

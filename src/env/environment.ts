@@ -13,7 +13,7 @@
 import sharp from 'sharp';
 import { decodeScreen } from '../data/image.js';
 import { withoutFragment, type SuccessCheck, type TaskSpec } from '../data/suite.js';
-import { type AitwAction, type YX } from '../data/types.js';
+import type { AitwAction } from '../data/types.js';
 import type { ScreenText } from '../screen/text/types.js';
 import type { RawImage } from '../screen/types.js';
 
@@ -72,12 +72,6 @@ export async function observationFromPng(png: Uint8Array, texts: ScreenText[] = 
     texts,
     image: () => (decoded ??= decodeScreen(png, height, width, 3, 'screenshot')),
   };
-}
-
-/** An AITW (y, x) point in a width×height coordinate space (CSS pixels, device pixels), unrounded. */
-export function scalePoint(p: YX, width: number, height: number): { x: number; y: number } {
-  const clamp = (v: number): number => Math.min(1, Math.max(0, v));
-  return { x: clamp(p[1]) * width, y: clamp(p[0]) * height };
 }
 
 /** The URL check forms, evaluated on a URL; null for the forms that need the page itself. URLs compare without #fragment. */

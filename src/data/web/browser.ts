@@ -15,7 +15,8 @@ import type { UiAnnotations } from '../types.js';
 
 export const DEFAULT_CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export const CHROMIUM_ARGS = [
+/** Flags for a quiet, offline, sandbox-free headless Chromium (containers have no user namespaces). */
+export const CHROMIUM_ARGS: readonly string[] = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -45,12 +46,53 @@ export type ColorScheme = 'light' | 'dark';
 export async function launchChromium(executablePath = DEFAULT_CHROMIUM): Promise<Browser> {
   if (!existsSync(executablePath))
     throw new InputError(`Chromium not found; install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`, executablePath);
-  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
 }
 
-/** Only local files (and a local server, if one is used) may load. */
+/** True for URLs the browser may load: local files, inline data, and the loopback address 127.0.0.1. */
 export function isAllowedUrl(url: string): boolean {
-  return url.startsWith('file:') || url.startsWith('data:') || url.startsWith('blob:') || /^https?:\/\/127\.0\.0\.1[:/]/.test(url);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (['file:', 'data:', 'blob:', 'about:'].includes(u.protocol)) return true;
+  return ['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname === '127.0.0.1';
+}
+
+export interface CssPoint {
+  x: number;
+  y: number;
+}
+
+/**
+ * Touch-move events per swipe and the pause after each; then the finger rests before it lifts, so
+ * no fling follows. With fewer, longer moves Chromium sometimes flings ~20 px further; at these
+ * values the content moves by the swipe's length less Chromium's 15 px touch slop, as a finger's does.
+ */
+const SWIPE_MOVES = 12;
+const SWIPE_MOVE_MS = 16;
+const SWIPE_HOLD_MS = 60;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A finger from `from` to `to` (CSS px) through CDP touch events: down, moves, a still hold, up.
+ * The web recorder and the closed-loop environment both scroll with it, so a recorded scroll's
+ * effect is what executing that scroll does. (Input.synthesizeScrollGesture does not scroll a
+ * headless page.)
+ */
+export async function touchSwipe(cdp: CDPSession, from: CssPoint, to: CssPoint): Promise<void> {
+  const at = (k: number): CssPoint[] => [{ x: from.x + ((to.x - from.x) * k) / SWIPE_MOVES, y: from.y + ((to.y - from.y) * k) / SWIPE_MOVES }];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: at(0) });
+  for (let k = 1; k <= SWIPE_MOVES; k++) {
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: at(k) });
+    await sleep(SWIPE_MOVE_MS);
+  }
+  await sleep(SWIPE_HOLD_MS);
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: at(SWIPE_MOVES) });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
 }
 
 /** One captured screen: PNG bytes, its size, annotations and what identifies its state. */
@@ -70,16 +112,19 @@ export function pngSize(png: Uint8Array): { width: number; height: number } {
 
 export interface ScreenOptions {
   device: Device;
-  /** Pixel ratio of the captured PNG (the page always lays out at the device's CSS size). */
-  dpr: number;
   colorScheme: ColorScheme;
 }
 
-/** A browser context set up as one phone; pages opened from it share its device and scheme. */
+/**
+ * A browser context set up as one phone; pages opened from it share its device and scheme. Pages
+ * always lay out at the device's own pixel ratio (text metrics, and so line breaks and link
+ * positions, change with it), whatever scale screens are captured at, so a recorded tap lands
+ * where it lands on the real device.
+ */
 export async function phoneContext(browser: Browser, o: ScreenOptions): Promise<BrowserContext> {
   const ctx = await browser.newContext({
     viewport: { width: o.device.width, height: o.device.height },
-    deviceScaleFactor: o.dpr,
+    deviceScaleFactor: o.device.dpr,
     isMobile: true,
     hasTouch: true,
     colorScheme: o.colorScheme,
@@ -160,9 +205,9 @@ export class PhoneScreen {
     await this.settle();
   }
 
-  /** A swipe's effect: the content moves by `dy` CSS px (positive: reveals what is below), no fling. */
-  async scrollBy(dy: number): Promise<void> {
-    await this.page.evaluate((d) => window.scrollBy({ top: d, left: 0, behavior: 'instant' }), dy);
+  /** A finger swipe from `from` to `to` (CSS px in the viewport); waits for the moved screen. */
+  async swipe(from: CssPoint, to: CssPoint): Promise<void> {
+    await touchSwipe(this.cdp, from, to);
     await this.settle();
   }
 

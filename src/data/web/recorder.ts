@@ -2,8 +2,10 @@
  * Records a gold trajectory while executing it: before every action the screen is captured as it
  * is (the step's observation), then the action is written in AITW form and performed for real.
  * Taps are DUAL_POINT with touch = lift at the target's box centre; a swipe is DUAL_POINT from
- * (0.75, 0.5) to (0.25, 0.5), and its effect is the content moving by that distance.
+ * (0.75, 0.5) to (0.25, 0.5), performed as a finger swipe, so the next screen shows where a real
+ * swipe leaves the page.
  */
+import { scalePoint } from '../geometry.js';
 import { ActionType, type AitwAction, type YX } from '../types.js';
 import type { CssBox } from './annotate.js';
 import { round4 } from './annotate.js';
@@ -73,7 +75,7 @@ export class Recorder {
   async swipeUp(): Promise<number> {
     const before = await this.screen.view();
     await this.record({ action_type: ActionType.DUAL_POINT, touch_yx: [...SWIPE_FROM], lift_yx: [...SWIPE_TO], typed_text: '' });
-    await this.screen.scrollBy((SWIPE_FROM[0] - SWIPE_TO[0]) * before.height);
+    await this.screen.swipe(scalePoint(SWIPE_FROM, before.width, before.height), scalePoint(SWIPE_TO, before.width, before.height));
     return (await this.screen.view()).pageY - before.pageY;
   }
 

@@ -113,7 +113,7 @@ class Phones {
     const key = `${device.name}|${scheme}|${dpr}`;
     let c = this.open.get(key);
     if (!c) {
-      const ctx = await phoneContext(this.browser, { device, dpr, colorScheme: scheme });
+      const ctx = await phoneContext(this.browser, { device, colorScheme: scheme });
       await ctx.addInitScript(steadyScript, STEADY_CSS);
       this.open.set(key, (c = { ctx, screen: await PhoneScreen.open(ctx, dpr), cache: new Map() }));
     }
