@@ -48,14 +48,17 @@ describe('copying typed text from the goal', () => {
     expect(back.ok && back.action.typed_text).toBe('motels');
   });
 
-  it('the constraint allows exactly the goal\'s spans (and eos once something was typed)', () => {
+  it('the constraint allows exactly the goal\'s spans of whole pieces (and eos once something was typed)', () => {
     const constraint = new TargetConstraint(codec);
     const goal = 'search for hotels in paris';
     const goalIds = codec.goalIds(codec.encodeInput(goal, []));
+    const pieces = codec.copyPieces(goalIds);
+    expect(pieces.map((p) => p[0]!.length)).toEqual([1, 1, 1, 1, 1]); // every word here is in the vocabulary: one id each
+    const cuts = [0, 1, 2, 3, 4, 5];
     const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: goalIds.length - 1 }), fc.integer({ min: 1, max: goalIds.length }), (a, n) => {
-        const span = goalIds.slice(a, Math.min(goalIds.length, a + n));
+      fc.property(fc.integer({ min: 0, max: cuts.length - 2 }), fc.integer({ min: 1, max: cuts.length - 1 }), (a, n) => {
+        const span = goalIds.slice(cuts[a], cuts[Math.min(cuts.length - 1, a + n)]);
         expect(allowed(constraint, goalIds, [...prefix, ...span, codec.eosId])).toBe(true);
       }),
     );
@@ -65,6 +68,41 @@ describe('copying typed text from the goal', () => {
     // Without a goal (or for codecs that do not copy) any text is allowed.
     const free = new TargetConstraint(new ActionCodec(tok, { copyText: false }));
     expect(allowed(free, goalIds, [...prefix, ...spaceless, codec.eosId])).toBe(true);
+  });
+
+  it('a word the vocabulary spells in bytes is copied whole: a span can neither start nor stop inside it', () => {
+    const constraint = new TargetConstraint(codec);
+    const goal = 'search for zyxq hotels';
+    const goalIds = codec.goalIds(codec.encodeInput(goal, []));
+    const word = tok.encodeText(' zyxq');
+    expect(word.length).toBeGreaterThan(2);
+    const at = goalIds.findIndex((_, i) => goalIds.slice(i, i + word.length).join(',') === word.join(','));
+    const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+    expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(at, at + word.length), codec.eosId])).toBe(true);
+    expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(0, at + word.length), codec.eosId])).toBe(true);
+    for (let cut = 1; cut < word.length; cut++) {
+      expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(at, at + cut), codec.eosId])).toBe(false);
+      expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(at + cut, at + word.length), codec.eosId])).toBe(false);
+    }
+  });
+
+  it('copies a goal word in the casing the text gives it, byte-spelled names included', () => {
+    const constraint = new TargetConstraint(codec);
+    const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+    for (const [goal, text] of [
+      ['What is the weather in Zyxburg?', 'weather in zyxburg'],
+      ['search for hotels', 'Hotels'],
+      ['open zyxq', 'Zyxq'],
+      ['Open Hotels', 'hotels'],
+    ] as const) {
+      const goalIds = codec.goalIds(codec.encodeInput(goal, []));
+      const target = codec.encodeTarget([ActionType.TYPE], typed(text), goal);
+      const back = codec.decodeTarget(target);
+      expect(back.ok && back.action.typed_text).toBe(text);
+      expect(allowed(constraint, goalIds, [...prefix, ...target.slice(target.indexOf(codec.actId) + 2)])).toBe(true);
+    }
+    // Other casings (camel case, a mid-word capital) are not copies.
+    expect(codec.goalSpan('open zyxq', 'ZyXq')).toBeNull();
   });
 
   it('old checkpoints (no copyText in their codec) keep generating freely', () => {

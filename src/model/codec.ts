@@ -19,7 +19,7 @@
 import { normalizeAction } from '../data/normalize.js';
 import { ActionType, isActionTypeId, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { splitPieces, tokenString, tokenizerFromJSON, type TextTokenizer, type TokenizerJSON } from './tokenizer.js';
+import { capitalise, splitPieces, tokenString, tokenizerFromJSON, type TextTokenizer, type TokenizerJSON } from './tokenizer.js';
 
 export interface CodecConfig {
   /** Grid steps per axis: coordinates become b / coordBins, b = 0..coordBins (coordBins + 1 tokens per axis). */
@@ -248,24 +248,56 @@ export class ActionCodec {
   }
 
   /**
-   * The goal's tokens covering `text` where it occurs in the goal on token boundaries (a word's
-   * attached leading space may come along; decoding drops it), or null. The goal is encoded piece
-   * by piece exactly as encodeInput encodes it, so the span is a run of the input's own ids.
+   * The goal's tokens covering `text` where it occurs in the goal on piece boundaries, each piece
+   * in the casing `text` gives it (as written, lower case or Capitalised: copyPieces' variants); a
+   * word's attached leading space may come along (decoding drops it). Null when there is no such span.
    */
   goalSpan(goal: string, text: string): number[] | null {
     if (text === '') return null;
-    const pieces = splitPieces(goal);
-    const perPiece = pieces.map((p) => this.tokenizer.encodeText(p));
-    // Only where piece-wise encoding is the input's encoding (always for words-v1; not for every tokenizer).
-    if (perPiece.flat().join(',') !== this.tokenizer.encodeText(goal).join(',')) return null;
+    const pieces = this.goalPieces(goal);
+    if (!pieces) return null;
     const starts: number[] = [0];
-    for (const p of pieces) starts.push(starts[starts.length - 1]! + p.length);
-    for (let idx = goal.indexOf(text); idx >= 0; idx = goal.indexOf(text, idx + 1)) {
+    for (const p of pieces) starts.push(starts[starts.length - 1]! + p.text.length);
+    // Case-blind search where lower-casing keeps lengths (it does not for e.g. 'İ'); exact otherwise.
+    const blind = goal.toLowerCase().length === goal.length && text.toLowerCase().length === text.length;
+    const [hay, needle] = blind ? [goal.toLowerCase(), text.toLowerCase()] : [goal, text];
+    for (let idx = hay.indexOf(needle); idx >= 0; idx = hay.indexOf(needle, idx + 1)) {
       const first = starts.includes(idx) ? starts.indexOf(idx) : goal[idx - 1] === ' ' ? starts.indexOf(idx - 1) : -1;
       const last = starts.indexOf(idx + text.length);
-      if (first >= 0 && last > first) return perPiece.slice(first, last).flat();
+      if (first < 0 || last <= first) continue;
+      const typed = goal.slice(0, idx) + text + goal.slice(idx + text.length);
+      const ids: number[] = [];
+      for (let j = first; j < last; j++) {
+        const want = typed.slice(starts[j], starts[j + 1]);
+        if (!casings(pieces[j]!.text).includes(want)) break;
+        ids.push(...this.tokenizer.encodeText(want));
+        if (j === last - 1) return ids;
+      }
     }
     return null;
+  }
+
+  /**
+   * The goal as the copy mechanism reads it: one entry per piece (a word with its leading space, a
+   * number, a symbol), holding the piece's ids in each casing a user may type it (as written, lower
+   * case, Capitalised). A name the vocabulary spells in bytes is one piece of many ids, so a copy
+   * cannot stop inside it. Where the ids are not the goal's piece-by-piece encoding (possible for
+   * tokenizers other than words-v1), every id is a piece of its own, with one casing.
+   */
+  copyPieces(goalIds: readonly number[]): CopyPiece[] {
+    const pieces = this.goalPieces(this.tokenizer.decodeText([...goalIds]));
+    if (!pieces || pieces.flatMap((p) => p.ids).join(',') !== goalIds.join(',')) return goalIds.map((id) => [[id]]);
+    return pieces.map((p) => casings(p.text).map((t) => (t === p.text ? p.ids : this.tokenizer.encodeText(t))));
+  }
+
+  /**
+   * The goal's pieces, each with its ids, encoded one by one exactly as encodeInput encodes the
+   * goal (so a run of pieces is a run of the input's own ids), or null where piece-wise encoding
+   * differs from the goal's encoding (never for words-v1; possible for other tokenizers).
+   */
+  private goalPieces(goal: string): Array<{ text: string; ids: number[] }> | null {
+    const pieces = splitPieces(goal).map((text) => ({ text, ids: this.tokenizer.encodeText(text) }));
+    return pieces.flatMap((p) => p.ids).join(',') === this.tokenizer.encodeText(goal).join(',') ? pieces : null;
   }
 
   /** The goal's token ids inside an encoded input (everything before <hist>). */
@@ -381,3 +413,11 @@ export class ActionCodec {
   }
 }
 
+/** A goal piece's ids in each casing the copy mechanism accepts; the first is the piece as written. */
+export type CopyPiece = ReadonlyArray<readonly number[]>;
+
+/** A piece as written, lower-cased and Capitalised: the casings typed text may give a goal's word. */
+function casings(piece: string): string[] {
+  const lower = piece.toLowerCase();
+  return [...new Set([piece, lower, capitalise(lower)])].filter((c) => c.length === piece.length);
+}

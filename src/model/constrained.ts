@@ -9,13 +9,14 @@
  * With `normalisedDualPoints` (default) the lift point is limited to what coordinate normalisation
  * can produce: the touch point itself (a tap) or, when the touch is a scroll start, the matching
  * scroll end. With the codec's copyText and a row's goal ids, typed text may only be a contiguous run
- * of the goal's tokens (the copy mechanism: what is typed is exactly a piece of the goal). Every
+ * of the goal's whole pieces (the copy mechanism: what is typed is exactly a piece of the goal, and
+ * a word spelled in bytes is copied to its end). Every
  * sequence the constraint allows and that ends in eos decodes with `codec.decodeTarget` to ok, and is
  * at most `maxTargetTokens` long.
  */
 import { SCROLL_POINTS } from '../data/normalize.js';
 import { ActionType, type ActionTypeId } from '../data/types.js';
-import { TYPE_TOKEN_ORDER, type ActionCodec } from './codec.js';
+import { TYPE_TOKEN_ORDER, type ActionCodec, type CopyPiece } from './codec.js';
 
 export enum GrammarNode {
   Start,
@@ -42,8 +43,22 @@ export interface ConstraintState {
   readonly ty: number;
   readonly tx: number;
   readonly ly: number;
-  /** With copyText: the goal's ids, and where in them the typed text may continue (null: any start). */
-  readonly copy: { readonly source: readonly number[]; readonly next: readonly number[] | null } | null;
+  /** With copyText: the goal's pieces, and where in them the typed text may continue. */
+  readonly copy: CopyState | null;
+}
+
+/** Where a copy may be: inside piece `piece`'s casing `casing` at id `offset`, or (casing -1) before piece `piece`. */
+interface CopyAt {
+  readonly piece: number;
+  readonly casing: number;
+  readonly offset: number;
+}
+
+export interface CopyState {
+  /** The goal's pieces (codec.copyPieces). */
+  readonly pieces: readonly CopyPiece[];
+  /** Where the copy may continue; null before the first id (any piece may start it). */
+  readonly at: readonly CopyAt[] | null;
 }
 
 export interface ConstraintOptions {
@@ -80,7 +95,7 @@ export class TargetConstraint {
 
   /** The start state; `goal` (the row's goal ids) enables copying when the codec copies typed text. */
   initial(goal?: readonly number[]): ConstraintState {
-    const copy = this.codec.config.copyText && goal && goal.length > 0 ? { source: goal, next: null } : null;
+    const copy = this.codec.config.copyText && goal && goal.length > 0 ? { pieces: this.codec.copyPieces(goal), at: null } : null;
     return { node: GrammarNode.Start, length: 0, planCount: 0, ty: -1, tx: -1, ly: -1, copy };
   }
 
@@ -143,7 +158,7 @@ export class TargetConstraint {
         return next(GrammarNode.End);
       case GrammarNode.Text:
         if (token === c.eosId) return next(GrammarNode.Done);
-        return next(GrammarNode.Text, s.copy ? { copy: { source: s.copy.source, next: copyNext(s.copy, token) } } : {});
+        return next(GrammarNode.Text, s.copy ? { copy: { pieces: s.copy.pieces, at: copyNext(s.copy, token) } } : {});
       case GrammarNode.End:
         return next(GrammarNode.Done);
       case GrammarNode.Done:
@@ -174,13 +189,12 @@ export class TargetConstraint {
     return { mask, ids };
   }
 
-  /** The goal tokens that continue a span matched so far (any goal token at the start), and eos once something was typed. */
+  /** The ids that continue the copy (at the start, the first id of any piece), and eos once it ends on a piece boundary. */
   private copyAllowed(s: ConstraintState): number[] {
-    const { source, next } = s.copy!;
     if (!this.textRoom(s)) return [this.codec.eosId];
-    const at = next ?? source.map((_, p) => p);
-    const ids = at.filter((p) => p < source.length).map((p) => source[p]!);
-    if (next !== null) ids.push(this.codec.eosId);
+    const { pieces, at } = s.copy!;
+    const ids = copyOptions(s.copy!).map((p) => pieces[p.piece]![p.casing]![p.offset]!);
+    if (at !== null && at.some((p) => p.casing < 0)) ids.push(this.codec.eosId);
     return ids;
   }
 
@@ -261,8 +275,15 @@ export class TargetConstraint {
   }
 }
 
-/** Positions after each occurrence of `token` where the span could continue. */
-function copyNext(copy: NonNullable<ConstraintState['copy']>, token: number): number[] {
-  const at = copy.next ?? copy.source.map((_, p) => p);
-  return at.filter((p) => copy.source[p] === token).map((p) => p + 1);
+/** The places a copy's next id may come from: every casing of a piece the copy stands before. */
+function copyOptions(copy: CopyState): CopyAt[] {
+  const before = copy.at ?? copy.pieces.map((_, piece) => ({ piece, casing: -1, offset: 0 }));
+  return before.flatMap((p) => (p.casing >= 0 ? [p] : (copy.pieces[p.piece] ?? []).map((_, casing) => ({ piece: p.piece, casing, offset: 0 }))));
+}
+
+/** Where the copy stands after emitting `token`: past it in every casing that has it there. */
+function copyNext(copy: CopyState, token: number): CopyAt[] {
+  return copyOptions(copy)
+    .filter((p) => copy.pieces[p.piece]![p.casing]![p.offset] === token)
+    .map((p) => (p.offset + 1 === copy.pieces[p.piece]![p.casing]!.length ? { piece: p.piece + 1, casing: -1, offset: 0 } : { ...p, offset: p.offset + 1 }));
 }

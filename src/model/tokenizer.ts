@@ -78,7 +78,8 @@ function assertWellFormed(text: string, where?: string): void {
   }
 }
 
-function capitalise(word: string): string {
+/** Upper-cases the first letter, after one leading space if there is one. */
+export function capitalise(word: string): string {
   const i = word.startsWith(' ') ? 1 : 0;
   const cp = word.codePointAt(i);
   if (cp === undefined) return word;
