@@ -9,6 +9,8 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readAitwEpisodes } from '../src/data/aitw.js';
 import { readSuite } from '../src/data/suite.js';
+import { parseScript } from '../src/eval/tasks/agents.js';
+import { parseJsonLines } from '../src/util/json.js';
 import { loadSplits } from '../src/data/splits.js';
 import { APP_SITES } from '../src/data/web/app_model.js';
 import { buildWebDataset, type Catalogue, type WebOptions } from '../src/data/web/writer.js';
@@ -86,6 +88,11 @@ describe('data web writer', () => {
     }
     const combined = await readSuite(join(a, 'suite-test.jsonl'));
     for (const t of combined) expect(existsSync(new URL(t.start_url))).toBe(true);
+    // Gold scripts: the same tasks, each with its recorded actions, readable by `autoui run --script`.
+    const goldText = await readFile(join(a, 'gold-test.jsonl'), 'utf8');
+    const gold = parseScript(parseJsonLines(goldText, 'gold-test.jsonl'));
+    expect([...gold.keys()].sort()).toEqual(combined.map((t) => t.id).sort());
+    for (const t of combined) expect(gold.get(t.id)!.length).toBe(t.meta?.gold_steps);
 
     // Same seed, another folder: byte-identical records, splits, suites and pages.
     const b = await mkdtemp(join(tmpdir(), 'autoui-web-b-'));

@@ -54,7 +54,7 @@ export function registerDataWeb(data: Command): void {
       'render real screens in headless Chromium (Debian HTML manuals and generated Material 3 phone apps, at phone viewports) ' +
         'and write them as AITW records, with gold episodes executed in the browser (tap, scroll, search, back, toggle, type). ' +
         'Writes DIR/<site>/<site>-NNNNN.tfrecord.gz (PNG screens), DIR/<site>/split.json, DIR/<site>/pages/ and DIR/sites.json; ' +
-        'with --suite also task suites (JSON Lines) per split. Held-out sites go to test only. Same arguments give the same episodes; ' +
+        'with --suite also task suites (JSON Lines) and their gold actions (gold-{split}.jsonl, for `autoui run --script`) per split. Held-out sites go to test only. Same arguments give the same episodes; ' +
         'a re-run skips finished sites. Needs Debian chromium; manuals that are not installed are fetched by scripts/fetch-manuals.sh.',
     )
     .requiredOption('--out <dir>', 'output directory')
@@ -64,7 +64,7 @@ export function registerDataWeb(data: Command): void {
     .option('--seed <n>', 'random seed', intOption('--seed', 0), 0)
     .option('--dpr <ratio>', "pixel ratio of training sites' screenshots (default: each phone's own, 2.625 or 3; 1 captures ~2× faster)", dprOption('--dpr'))
     .option('--test-dpr <ratio>', "pixel ratio of held-out sites' screenshots (default: each phone's own)", dprOption('--test-dpr'))
-    .option('--suite', 'also write task suites (suite-{train,val,test}.jsonl) with one task per episode')
+    .option('--suite', 'also write task suites (suite-{train,val,test}.jsonl) with one task per episode, and their gold actions (gold-{train,val,test}.jsonl)')
     .option('--manual-cache <dir>', 'where scripts/fetch-manuals.sh unpacked manuals that are not installed', DEFAULT_MANUAL_CACHE)
     .option('--chromium <path>', 'Chromium executable (default: $CHROMIUM_PATH or /usr/bin/chromium)')
     .option('--concurrency <n>', 'sites rendered at once', intOption('--concurrency', 1), 2)

@@ -1,7 +1,7 @@
 /**
- * An executed episode as AITW records (one tf.train.Example per step, PNG screens) and as a task
+ * An executed episode as AITW records (one tf.train.Example per step, PNG screens), as a task
  * suite line with the same id, so offline action matching and online success can be compared on
- * the same tasks.
+ * the same tasks, and as a gold script line, so `autoui run --script` checks the tasks are solvable.
  */
 import { exampleFromEncodedStep } from '../aitw.js';
 import { taskLine, type TaskSpec } from '../suite.js';
@@ -25,6 +25,11 @@ export function episodeRecords(m: SiteModel, ep: SiteEpisode): Uint8Array[] {
       androidApiLevel: 0,
     }),
   );
+}
+
+/** The episodes' gold actions as an `autoui run --script` file: one {"id", "actions"} line per episode. */
+export function goldScriptText(eps: readonly SiteEpisode[]): string {
+  return eps.map((e) => JSON.stringify({ id: e.id, actions: e.steps.map((s) => s.action) }) + '\n').join('');
 }
 
 /**

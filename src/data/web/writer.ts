@@ -4,6 +4,7 @@
  *   OUT/SITE/split.json               {train, val, test} episode ids (held-out sites: test only)
  *   OUT/SITE/pages/                   the pages the episodes ran on (suites point here)
  *   OUT/SITE/suite-{train,val,test}.jsonl and OUT/suite-{split}.jsonl   with --suite
+ *   OUT/SITE/gold-{train,val,test}.jsonl and OUT/gold-{split}.jsonl     with --suite: the gold actions (autoui run --script)
  *   OUT/SITE/site.json                the site's arguments and counts, written last
  *   OUT/sites.json                    every site: kind, pages, episodes, held out or not
  * A re-run skips every site whose site.json records the same arguments and whose files exist.
@@ -21,7 +22,7 @@ import { APP_SITES, appModel, type AppSiteSpec } from './app_model.js';
 import { writeAppSite } from './app_pages.js';
 import { launchChromium } from './browser.js';
 import { copySitePages } from './pages.js';
-import { episodeRecords, suiteText } from './records.js';
+import { episodeRecords, goldScriptText, suiteText } from './records.js';
 import { runSite, type AttemptInfo, type SiteEpisode } from './runner.js';
 import { siteModel, type SiteModel } from './site_model.js';
 import { DEFAULT_HELD_OUT, DEFAULT_MANUAL_CACHE, locateManual, MANUALS, searchRoots, SHARED_SCRIPT_PACKAGES, type ManualSpec, type SiteKind } from './sites.js';
@@ -121,7 +122,7 @@ async function filesExist(dir: string, files: readonly string[]): Promise<boolea
 async function finishedSite(dir: string, args: SiteArgs): Promise<SiteSummary | undefined> {
   const s = (await readJsonIfExists(join(dir, 'site.json'), '; remove it to rebuild the site')) as SiteSummary | undefined;
   if (!s || s.version !== WEB_GENERATOR_VERSION || JSON.stringify(s.args) !== JSON.stringify(args)) return undefined;
-  const suites = args.suite ? SPLITS.map((x) => `suite-${x}.jsonl`) : [];
+  const suites = args.suite ? SPLITS.flatMap((x) => [`suite-${x}.jsonl`, `gold-${x}.jsonl`]) : [];
   return (await filesExist(dir, [...s.files, 'split.json', ...suites])) ? s : undefined;
 }
 
@@ -161,7 +162,9 @@ async function writeEpisodes(dir: string, m: SiteModel, eps: readonly SiteEpisod
 async function writeSuites(dir: string, m: SiteModel, eps: readonly SiteEpisode[], splits: Splits): Promise<void> {
   for (const split of SPLITS) {
     const ids = new Set(splits[split]);
-    await writeFileAtomic(join(dir, `suite-${split}.jsonl`), suiteText(m, eps.filter((e) => ids.has(e.id)), ''));
+    const these = eps.filter((e) => ids.has(e.id));
+    await writeFileAtomic(join(dir, `suite-${split}.jsonl`), suiteText(m, these, ''));
+    await writeFileAtomic(join(dir, `gold-${split}.jsonl`), goldScriptText(these));
   }
 }
 
@@ -197,11 +200,13 @@ async function buildSite(browser: Browser, site: string, args: SiteArgs, o: WebO
   return summary;
 }
 
-/** OUT/suite-SPLIT.jsonl: every site's tasks of that split, URLs re-rooted at OUT. */
+/** OUT/suite-SPLIT.jsonl: every site's tasks of that split, URLs re-rooted at OUT; OUT/gold-SPLIT.jsonl: their gold actions. */
 async function writeCombinedSuites(out: string, sites: readonly string[]): Promise<void> {
   for (const split of SPLITS) {
     const lines: string[] = [];
+    const gold: string[] = [];
     for (const site of sites) {
+      gold.push(await readFile(join(out, site, `gold-${split}.jsonl`), 'utf8'));
       const text = await readFile(join(out, site, `suite-${split}.jsonl`), 'utf8');
       for (const line of text.split('\n').filter(Boolean)) {
         const t = JSON.parse(line) as { start_url: string; home_url?: string };
@@ -211,6 +216,7 @@ async function writeCombinedSuites(out: string, sites: readonly string[]): Promi
       }
     }
     await writeFileAtomic(join(out, `suite-${split}.jsonl`), lines.join(''));
+    await writeFileAtomic(join(out, `gold-${split}.jsonl`), gold.join(''));
   }
 }
 
