@@ -265,14 +265,10 @@ export class ActionCodec {
       const first = starts.includes(idx) ? starts.indexOf(idx) : goal[idx - 1] === ' ' ? starts.indexOf(idx - 1) : -1;
       const last = starts.indexOf(idx + text.length);
       if (first < 0 || last <= first) continue;
+      // The goal with the span as typed; each of its pieces must be a casing of the goal's piece.
       const typed = goal.slice(0, idx) + text + goal.slice(idx + text.length);
-      const ids: number[] = [];
-      for (let j = first; j < last; j++) {
-        const want = typed.slice(starts[j], starts[j + 1]);
-        if (!casings(pieces[j]!.text).includes(want)) break;
-        ids.push(...this.tokenizer.encodeText(want));
-        if (j === last - 1) return ids;
-      }
+      const span = pieces.slice(first, last).map((p, k) => ({ p, want: typed.slice(starts[first + k], starts[first + k + 1]) }));
+      if (span.every(({ p, want }) => casings(p.text).includes(want))) return span.flatMap(({ want }) => this.tokenizer.encodeText(want));
     }
     return null;
   }
