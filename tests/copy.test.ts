@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ActionType, type AitwAction } from '../src/data/types.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { TargetConstraint } from '../src/model/constrained.js';
-import { buildWordTokenizer } from '../src/model/tokenizer.js';
+import { buildWordTokenizer, capitalise, splitPieces } from '../src/model/tokenizer.js';
 
 const tok = buildWordTokenizer(['search for hotels in paris on google', 'search for hotels'], { minCount: 1 });
 const codec = new ActionCodec(tok);
@@ -21,6 +21,22 @@ function allowed(constraint: TargetConstraint, goal: number[], ids: number[]): b
     s = constraint.advance(s, id);
   }
   return constraint.isDone(s);
+}
+
+/** True when `text` is a run of the goal's pieces, each as written, lower-cased or Capitalised (one leading space may be dropped). */
+function isCopy(goal: string, text: string): boolean {
+  const pieces = splitPieces(goal);
+  const casing = (p: string, t: string): boolean => [p, p.toLowerCase(), capitalise(p.toLowerCase())].includes(t);
+  for (let i = 0; i < pieces.length; i++) {
+    for (let j = i + 1; j <= pieces.length; j++) {
+      const run = pieces.slice(i, j);
+      for (const typed of [text, ` ${text}`]) {
+        let at = 0;
+        if (run.join('').length === typed.length && run.every((p) => casing(p, typed.slice(at, (at += p.length))))) return true;
+      }
+    }
+  }
+  return false;
 }
 
 describe('copying typed text from the goal', () => {
@@ -103,6 +119,31 @@ describe('copying typed text from the goal', () => {
     }
     // Other casings (camel case, a mid-word capital) are not copies.
     expect(codec.goalSpan('open zyxq', 'ZyXq')).toBeNull();
+  });
+
+  it('every text the constraint lets through is a run of whole goal words, each in some casing (random walks)', () => {
+    const words = ['search', 'for', 'Hotels', 'in', 'PARIS', 'zyxq', 'Denver', '12', 'inch', '"pizza"', 'Straße'];
+    const constraint = new TargetConstraint(codec);
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { minLength: 24, maxLength: 24 }), (goalWords, picks) => {
+        const goal = goalWords.join(' ');
+        const goalIds = codec.goalIds(codec.encodeInput(goal, []));
+        const ids = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+        let s = constraint.initial(goalIds);
+        for (const id of ids) s = constraint.advance(s, id);
+        for (let k = 0; !constraint.isDone(s); k++) {
+          const allowedIds = constraint.allowedIds(s);
+          // Random choices first, then the shortest way out (eos as soon as it is allowed).
+          const id = k < picks.length ? allowedIds[picks[k]! % allowedIds.length]! : allowedIds.includes(codec.eosId) ? codec.eosId : allowedIds[0]!;
+          ids.push(id);
+          s = constraint.advance(s, id);
+        }
+        const back = codec.decodeTarget(ids);
+        expect(back.ok).toBe(true);
+        const text = back.ok ? back.action.typed_text : '';
+        expect(isCopy(goal, text), JSON.stringify({ goal, text })).toBe(true);
+      }),
+    );
   });
 
   it('old checkpoints (no copyText in their codec) keep generating freely', () => {

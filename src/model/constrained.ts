@@ -8,11 +8,11 @@
  *
  * With `normalisedDualPoints` (default) the lift point is limited to what coordinate normalisation
  * can produce: the touch point itself (a tap) or, when the touch is a scroll start, the matching
- * scroll end. With the codec's copyText and a row's goal ids, typed text may only be a contiguous run
- * of the goal's whole pieces (the copy mechanism: what is typed is exactly a piece of the goal, and
- * a word spelled in bytes is copied to its end). Every
- * sequence the constraint allows and that ends in eos decodes with `codec.decodeTarget` to ok, and is
- * at most `maxTargetTokens` long.
+ * scroll end. With the codec's copyText and a row's goal ids, typed text may only be a run of the
+ * goal's whole pieces, each as written, lower-cased or Capitalised (the copy mechanism: what is
+ * typed is a piece of the goal, and a word spelled in bytes is copied to its end). Every sequence
+ * the constraint allows and that ends in eos decodes with `codec.decodeTarget` to ok, and is at
+ * most `maxTargetTokens` long.
  */
 import { SCROLL_POINTS } from '../data/normalize.js';
 import { ActionType, type ActionTypeId } from '../data/types.js';
