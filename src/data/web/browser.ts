@@ -3,7 +3,8 @@
  * size and pixel ratio, touch, emulated light/dark scheme, and every request that leaves file://
  * (and 127.0.0.1) refused, so rendering never touches the network. Screens are captured through
  * CDP with `optimizeForSpeed` (a faster PNG deflate setting; Playwright's own screenshot is ~3×
- * slower at DPR 2.625) and a clip of exactly the visual viewport at the capture scale.
+ * slower at DPR 2.625) and a clip of exactly the visual viewport at the capture scale. Scrolling is
+ * a finger swipe of CDP touch events (`touchSwipe`), shared with the closed-loop environment.
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
