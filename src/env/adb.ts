@@ -19,6 +19,7 @@ import type { SuccessCheck, TaskSpec } from '../data/suite.js';
 import type { AitwAction } from '../data/types.js';
 import { parseUiTree } from '../screen/text/ui_tree.js';
 import { InputError } from '../util/errors.js';
+import { sleep } from '../util/sleep.js';
 import { EnvironmentError, observationFromPng, type CheckResult, type Environment, type Observation, type PageState } from './environment.js';
 
 export interface AdbEnvOptions {
@@ -37,8 +38,6 @@ export interface AdbEnvOptions {
 
 /** Where the dump is written on the device before it is pulled. */
 export const REMOTE_DUMP = '/sdcard/autoui_window_dump.xml';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** True when the check can be evaluated on an Android screen (see the header). */
 export function adbCanCheck(success: SuccessCheck): boolean {

@@ -19,6 +19,7 @@ import { isTap, scalePoint } from '../data/geometry.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM, isAllowedUrl, touchSwipe } from '../data/web/browser.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { InputError } from '../util/errors.js';
+import { sleep } from '../util/sleep.js';
 import { checkElement, checkUrl, EnvironmentError, observationFromPng, type CheckResult, type ElementFacts, type Environment, type Observation, type PageState } from './environment.js';
 
 export interface ChromiumEnvOptions {
@@ -29,8 +30,6 @@ export interface ChromiumEnvOptions {
   /** Wait after an action before waiting for the load event, so a navigation it starts is seen (default 120 ms). */
   settleMs?: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class ChromiumEnv implements Environment {
   readonly kind = 'chromium';

@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { InputError } from '../../util/errors.js';
+import { sleep } from '../../util/sleep.js';
 import { collectScreenItems, ICON_TYPES, toAnnotations } from './annotate.js';
 import { boxOf, listLinks, viewState, type LinkOnPage, type ViewState } from './dom.js';
 import type { CssBox } from './annotate.js';
@@ -75,8 +76,6 @@ export interface CssPoint {
 const SWIPE_MOVES = 12;
 const SWIPE_MOVE_MS = 16;
 const SWIPE_HOLD_MS = 60;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A finger from `from` to `to` (CSS px) through CDP touch events: down, moves, a still hold, up.
