@@ -11,6 +11,8 @@ import { buildWordTokenizer, capitalise, splitPieces } from '../src/model/tokeni
 
 const tok = buildWordTokenizer(['search for hotels in paris on google', 'search for hotels'], { minCount: 1 });
 const codec = new ActionCodec(tok);
+/** A target up to its typed text: <plan> TYPE <act> TYPE. */
+const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
 const typed = (text: string): AitwAction => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
 
 /** Emits `ids` through the constraint from the start, returning false at the first token it forbids. */
@@ -71,7 +73,6 @@ describe('copying typed text from the goal', () => {
     const pieces = codec.copyPieces(goalIds);
     expect(pieces.map((p) => p[0]!.length)).toEqual([1, 1, 1, 1, 1]); // every word here is in the vocabulary: one id each
     const cuts = [0, 1, 2, 3, 4, 5];
-    const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
     fc.assert(
       fc.property(fc.integer({ min: 0, max: cuts.length - 2 }), fc.integer({ min: 1, max: cuts.length - 1 }), (a, n) => {
         const span = goalIds.slice(cuts[a], cuts[Math.min(cuts.length - 1, a + n)]);
@@ -93,7 +94,6 @@ describe('copying typed text from the goal', () => {
     const word = tok.encodeText(' zyxq');
     expect(word.length).toBeGreaterThan(2);
     const at = goalIds.findIndex((_, i) => goalIds.slice(i, i + word.length).join(',') === word.join(','));
-    const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
     expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(at, at + word.length), codec.eosId])).toBe(true);
     expect(allowed(constraint, goalIds, [...prefix, ...goalIds.slice(0, at + word.length), codec.eosId])).toBe(true);
     for (let cut = 1; cut < word.length; cut++) {
@@ -104,7 +104,6 @@ describe('copying typed text from the goal', () => {
 
   it('copies a goal word in the casing the text gives it, byte-spelled names included', () => {
     const constraint = new TargetConstraint(codec);
-    const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
     for (const [goal, text] of [
       ['What is the weather in Zyxburg?', 'weather in zyxburg'],
       ['search for hotels', 'Hotels'],
@@ -128,7 +127,7 @@ describe('copying typed text from the goal', () => {
       fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { minLength: 24, maxLength: 24 }), (goalWords, picks) => {
         const goal = goalWords.join(' ');
         const goalIds = codec.goalIds(codec.encodeInput(goal, []));
-        const ids = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+        const ids = [...prefix];
         let s = constraint.initial(goalIds);
         for (const id of ids) s = constraint.advance(s, id);
         for (let k = 0; !constraint.isDone(s); k++) {
