@@ -3,9 +3,9 @@ import { InputError } from '../util/errors.js';
 import { validateConfig, type ModelConfig } from './config.js';
 import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type FusionWeights } from './fusion.js';
 import { groundingLoss } from './grounding.js';
-import { tokenCrossEntropy, type DropoutRng } from './layers.js';
+import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
+import { BOX_CODE_DIM, lexicalMatch, textTokens, type MatchQuery, type TextItemsBatch } from './screen_text.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
 
 export type { DecoderState } from './t5.js';
@@ -109,20 +109,23 @@ export class AutoUiModel {
   /** H_language, H'_screen (screenTokens), then the interaction and gated fusion (fusion.ts). */
   private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, s: ScreenInputs, training: boolean): { fusion: Fusion; tokens: ScreenTokens } {
     const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
-    const tokens = this.screenTokens(s);
+    const tokens = this.screenTokens(s, { ids: inputIds, mask: inputMask });
     return { fusion: fuseScreen(language, tokens.keys, tokens.mask, this.fusionWeights()), tokens };
   }
 
   /**
    * H'_screen: the projected patches W·H_screen + b, then (with screenText) the text items'
    * tokens (screen_text.ts), [B, P + N, d], with their mask [B, P + N] (undefined: all real).
+   * With textMatch and a query, each item's key also carries its lexical match with the query.
    */
-  private screenTokens(s: ScreenInputs): ScreenTokens {
+  private screenTokens(s: ScreenInputs, query: MatchQuery | null): ScreenTokens {
     const w = this.fusionWeights();
     const patches = projectScreen(s.screen, w.screenProj, w.screenProjBias);
     if (!s.texts || !this.config.screenText) return { keys: patches, mask: s.screenMask };
     const p = this.params;
-    const texts = textTokens(s.texts, { embeddings: p.get('shared.weight'), weight: p.get('text_proj.weight'), bias: p.get('text_proj.bias') });
+    const embeddings = p.get<tf.Tensor2D>('shared.weight');
+    let texts = textTokens(s.texts, { embeddings, weight: p.get('text_proj.weight'), bias: p.get('text_proj.bias') });
+    if (this.config.textMatch && query) texts = tf.add(texts, dense(lexicalMatch(s.texts, query, embeddings), p.get<tf.Tensor2D>('text_match.weight'))) as tf.Tensor3D;
     const [b, n] = patches.shape;
     const patchMask = s.screenMask ?? tf.ones([b, n]);
     return { keys: tf.concat([patches, texts], 1) as tf.Tensor3D, mask: tf.concat([tf.cast(patchMask, 'float32'), tf.cast(s.texts.mask, 'float32')], 1) as tf.Tensor2D };
@@ -173,7 +176,9 @@ export class AutoUiModel {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
       if (batch.refer && weights.refer !== 0) {
-        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(tokens, batch.refer, training)));
+        // A phrase has no match with the goal's input, so it looks at the keys without one.
+        const keys = this.config.textMatch ? this.screenTokens(batch, null) : tokens;
+        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(keys, batch.refer, training)));
       }
       return total;
     });

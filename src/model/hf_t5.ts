@@ -38,7 +38,7 @@ export interface HfT5Init {
 /** Auto-UI's own tensors (projection, fusion gate): not in a T5 checkpoint, initialised fresh. */
 export const AUTOUI_EXTRA_TENSORS = ['screen_proj.weight', 'screen_proj.bias', 'fusion.gate_lang.weight', 'fusion.gate_attn.weight', 'fusion.gate_attn.bias'] as const;
 /** The text channel's tensors (models with screenText only). */
-export const TEXT_TENSORS = ['text_proj.weight', 'text_proj.bias'] as const;
+export const TEXT_TENSORS = ['text_proj.weight', 'text_proj.bias', 'text_match.weight'] as const;
 const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS]);
 
 type Json = Record<string, unknown>;
@@ -223,7 +223,7 @@ export async function initFromHuggingFace(dir: string): Promise<HfT5Init> {
 }
 
 /** The model config for a pretrained language part plus the codec's vocabulary and the encoder's width. */
-export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean }): ModelConfig {
+export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean; textMatch?: boolean }): ModelConfig {
   if (sizes.vocabSize < init.config.vocabSize) {
     throw new InputError(`the codec's vocabulary (${sizes.vocabSize}) is smaller than the checkpoint's (${init.config.vocabSize})`, 'train --init');
   }

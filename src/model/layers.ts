@@ -23,7 +23,7 @@ import './register_gradients.js';
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
 /** tf.customGrad's parameter type is a variadic union; this keeps the call sites readable. */
-function customGrad<A extends tf.Tensor[]>(
+export function customGrad<A extends tf.Tensor[]>(
   f: (...args: [...A, tf.GradSaveFunc]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor | tf.Tensor[] },
 ): (...args: A) => tf.Tensor {
   return tf.customGrad(f as unknown as CustomGradFn) as unknown as (...args: A) => tf.Tensor;

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { innerDim, type ModelConfig } from './config.js';
-import { BOX_CODE_DIM } from './screen_text.js';
+import { BOX_CODE_DIM, MATCH_DIM } from './screen_text.js';
 
 /**
  * Every trainable tensor of Auto-UI under its Hugging Face T5 name and HF shape (nn.Linear weights
@@ -16,6 +16,7 @@ import { BOX_CODE_DIM } from './screen_text.js';
  *   with bias gate_attn.bias.
  * - `text_proj.weight` [d, d + box code], `text_proj.bias` [d] — W_t and b_t of the screen's text
  *   tokens (screen_text.ts), only when the model reads screen text (`screenText`).
+ * - `text_match.weight` [d, 2] — W_m of the items' lexical match (screen_text.ts), only with `textMatch`.
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */
@@ -142,6 +143,7 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
       { name: 'text_proj.weight', shape: [d, d + BOX_CODE_DIM], init: normal((d + BOX_CODE_DIM) ** -0.5) },
       { name: 'text_proj.bias', shape: [d], init: ZEROS },
     );
+    if (config.textMatch) specs.push({ name: 'text_match.weight', shape: [d, MATCH_DIM], init: normal(MATCH_DIM ** -0.5) });
   }
   return specs;
 }

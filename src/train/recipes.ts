@@ -33,6 +33,8 @@ export interface TrainRecipe {
   valRows: number;
   /** Read the screens' text items when the shards have them (false = the paper's model, pixels only). */
   screenText: boolean;
+  /** With screen text: each item also carries its lexical match with the goal (model/screen_text.ts). */
+  textMatch: boolean;
   /**
    * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
    * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
@@ -53,6 +55,7 @@ const COMMON = {
   referWeight: 1,
   referPerRow: 2,
   screenText: true,
+  textMatch: true,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

@@ -214,7 +214,7 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
   const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table), { maxWords: opts.vocabWords });
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null };
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
@@ -351,9 +351,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
