@@ -289,9 +289,15 @@ interface PendingRow {
 async function streamRows(episodes: AsyncIterable<AitwEpisode>, splitFor: (id: string) => SplitName | undefined, s: PrepareSettings, st: StreamState): Promise<SplitCounts> {
   const rowCount = zeroCounts();
   let pending: PendingRow[] = [];
+  // One batch encodes (on the encoder's threads) while this thread reads and decodes the next;
+  // batches still finish, and write their rows, in reading order.
+  let inflight: Promise<void> = Promise.resolve();
   const flush = async () => {
-    await encodeRows(pending, s, st);
+    const batch = pending;
     pending = [];
+    await inflight;
+    inflight = encodeRows(batch, s, st);
+    inflight.catch(() => undefined); // awaited at the next flush; this keeps a failure from going unhandled meanwhile
   };
   for await (const ep of episodes) {
     const split = splitFor(ep.episodeId);
@@ -314,6 +320,7 @@ async function streamRows(episodes: AsyncIterable<AitwEpisode>, splitFor: (id: s
     s.onProgress?.(st.progress);
   }
   await flush();
+  await inflight;
   return rowCount;
 }
 

@@ -27,7 +27,9 @@ export class ParallelEncoder implements VisionEncoder {
     images.forEach((img, i) => checkRawImage(img, `image ${i} of the batch`));
     const size = Math.ceil(images.length / this.threads);
     const chunks = Array.from({ length: Math.ceil(images.length / size) }, (_, k) => images.slice(k * size, (k + 1) * size));
-    return (await Promise.all(chunks.map((c) => this.pool.run(c) as Promise<Float32Array[]>))).flat();
+    const features = this.info.dim * this.info.patches;
+    const outs = await Promise.all(chunks.map((c) => this.pool.run(c) as Promise<Float32Array>));
+    return outs.flatMap((flat) => Array.from({ length: flat.length / features }, (_, i) => flat.subarray(i * features, (i + 1) * features)));
   }
 
   dispose(): void {
