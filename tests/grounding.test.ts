@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
 import type { YX } from '../src/data/types.js';
-import type { ShardTable } from '../src/data/shards.js';
 import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
 import { gridLayout } from '../src/model/pointer.js';
 import { groundTargetBatch } from '../src/model/batch.js';
@@ -71,13 +70,9 @@ describe('groundingLoss', () => {
 
 describe('groundTargetBatch', () => {
   it('marks the screen tokens around gold taps — patches nearby, text items under the tap — and leaves other actions without a target', () => {
-    // Only the action columns are read: a tap, a swipe, a TYPE step.
-    const table = {
-      actionType: Int32Array.from([4, 4, 3]),
-      touchYX: Float32Array.from([0.375, 0.25, 0.8, 0.5, -1, -1]),
-      liftYX: Float32Array.from([0.375, 0.25, 0.2, 0.5, -1, -1]),
-      typedText: ['', '', 'hello'],
-    } as unknown as ShardTable;
+    const tap = { action_type: 4 as const, touch_yx: [0.375, 0.25] as [number, number], lift_yx: [0.375, 0.25] as [number, number], typed_text: '' };
+    const swipe = { action_type: 4 as const, touch_yx: [0.8, 0.5] as [number, number], lift_yx: [0.2, 0.5] as [number, number], typed_text: '' };
+    const type = { action_type: 3 as const, touch_yx: [-1, -1] as [number, number], lift_yx: [-1, -1] as [number, number], typed_text: 'hello' };
     const patches = gridLayout([4, 2]);
     // Two text slots: the first item of row 1 lies under the tap, the second does not.
     const layouts = [
@@ -87,7 +82,7 @@ describe('groundTargetBatch', () => {
     ];
     const screen = tf.zeros([3, 8, 4]) as tf.Tensor3D;
     const texts = { ids: tf.zeros([3, 2, 1], 'int32') as tf.Tensor3D, tokenMask: tf.zeros([3, 2, 1]) as tf.Tensor3D, mask: tf.zeros([3, 2]) as tf.Tensor2D, boxes: tf.zeros([3, 2, 20]) as tf.Tensor3D };
-    const t = groundTargetBatch(table, [2, 0, 1], { screen, texts, layouts }).arraySync();
+    const t = groundTargetBatch([type, tap, swipe], { screen, texts, layouts }).arraySync();
     expect(t).toEqual([
       [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
       [1, 0, 1, 1, 1, 0, 0, 0, 1, 0],

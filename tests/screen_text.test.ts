@@ -10,9 +10,10 @@ import { annotationTexts } from '../src/data/annotations.js';
 import type { Box } from '../src/data/types.js';
 import { AutoUiModel } from '../src/model/autoui.js';
 import { validateConfig } from '../src/model/config.js';
-import { encodeTexts, screenBatch, screenTokenCount, tapTargets, textItemsBatch, disposeScreenBatch } from '../src/model/batch.js';
+import { encodeTexts, screenBatch, screenTokenCount, tapTargets, textItemsBatch, disposeScreenBatch, withGoal } from '../src/model/batch.js';
 import { gridLayout } from '../src/model/pointer.js';
-import { BOX_CODE_DIM, boxCode, lexicalMatch, MATCH_DIM } from '../src/model/screen_text.js';
+import { BOX_CODE_DIM, boxCode } from '../src/model/screen_text.js';
+import { MATCH_DIM, matchFeatures } from '../src/model/text_match.js';
 import '../src/model/register_gradients.js';
 import { parseScreenTexts } from '../src/screen/text/parse.js';
 import { patchBox, patchIsReal, patchLayout, type EncoderInfo } from '../src/screen/vision/encoder.js';
@@ -81,7 +82,7 @@ describe('square patch layouts', () => {
 
   it('screenBatch masks the padding patches and counts text slots as screen tokens', () => {
     const rows = [
-      { features: new Float32Array(info.patches * 4).fill(1), width: 1080, height: 2400, texts: { ids: [[5, 6], [7]], boxes: [box(0.1, 0.1), box(0.5, 0.5)] } },
+      { features: new Float32Array(info.patches * 4).fill(1), width: 1080, height: 2400, texts: { ids: [[5, 6], [7]], boxes: [box(0.1, 0.1), box(0.5, 0.5)], strings: ['a', 'b'] } },
       { features: new Float32Array(info.patches * 4).fill(2), width: 160, height: 320, texts: null },
     ];
     const s = screenBatch(rows, info, 0);
@@ -110,7 +111,7 @@ describe('the model with screen text', () => {
     const model = new AutoUiModel(microConfig({ screenText: true }), 3);
     expect(model.namedWeights().has('text_proj.weight')).toBe(true);
     const batch = randomBatch(model, 2, 5, 4, 6, 7);
-    const texts = textItemsBatch([{ ids: [[3, 4], [5]], boxes: [box(0.1, 0.1), box(0.6, 0.2)] }, { ids: [], boxes: [] }], 0);
+    const texts = textItemsBatch([{ ids: [[3, 4], [5]], boxes: [box(0.1, 0.1), box(0.6, 0.2)], strings: ['a', 'b'] }, { ids: [], boxes: [], strings: [] }], 0);
     const fusion = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, texts);
     expect(fusion.attention.shape).toEqual([2, 5, 6 + 2]);
     // Row 1 has no items: its two text slots get no attention.
@@ -124,62 +125,32 @@ describe('the model with screen text', () => {
   });
 });
 
-describe('lexical match', () => {
-  const V = 40;
-  const D = 12;
-  /** f for one screen: items (token ids) against one input (token ids, then `pad` padding slots). */
-  function match(items: number[][], input: number[], pad = 0, seed = 1): number[][] {
-    return tf.tidy(() => {
-      const embeddings = tf.randomNormal([V, D], 0, 1, 'float32', seed) as tf.Tensor2D;
-      const texts = textItemsBatch([{ ids: items, boxes: items.map(() => box(0.1, 0.1)) }], 0);
-      const ids = tf.tensor2d([[...input, ...Array<number>(pad).fill(0)]], [1, input.length + pad], 'int32');
-      const mask = tf.tensor2d([[...input.map(() => 1), ...Array<number>(pad).fill(0)]], [1, input.length + pad], 'int32');
-      return lexicalMatch(texts, { ids, mask }, embeddings).arraySync()[0]!;
-    });
-  }
+describe('the lexical match in the model', () => {
+  const items = [{ ids: [[3, 4], [5]], boxes: [box(0.1, 0.1), box(0.6, 0.2)], strings: ['Wi-Fi', 'Bluetooth'] }, { ids: [[6]], boxes: [box(0.2, 0.2)], strings: ['Display'] }];
 
-  it('an item spelled at the end of the input matches at every token; other items less; padding items not at all', () => {
-    const [inside, other, pad] = match([[7, 8, 9], [20, 21, 22, 23], []], [3, 4, 5, 7, 8, 9]);
-    expect(inside![0]).toBeCloseTo(1, 5);
-    expect(inside![1]).toBeCloseTo(1, 5);
-    expect(other![0]).toBeLessThan(0.9);
-    expect(pad).toEqual([0, 0]);
-  });
-
-  it('features lie in [−1, 1], mean ≥ worst, and do not depend on how far the input is padded', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.array(fc.integer({ min: 3, max: V - 1 }), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 4 }),
-        fc.array(fc.integer({ min: 3, max: V - 1 }), { minLength: 1, maxLength: 9 }),
-        fc.integer({ min: 1, max: 4 }),
-        (items, input, pad) => {
-          const f = match(items, input);
-          f.forEach(([mean, worst]) => {
-            expect(mean!).toBeLessThanOrEqual(1 + 1e-5);
-            expect(worst!).toBeGreaterThanOrEqual(-1 - 1e-5);
-            expect(mean!).toBeGreaterThanOrEqual(worst! - 1e-5);
-          });
-          const padded = match(items, input, pad);
-          padded.forEach((row, i) => row.forEach((v, k) => expect(v).toBeCloseTo(f[i]![k]!, 5)));
-        },
-      ),
-      { numRuns: 30 },
-    );
-  });
-
-  it('a textMatch model learns W_m and moves no embedding through the match; it needs screenText', () => {
+  it('a textMatch model learns W_m from the items\' match with the goal; the match moves the keys; it needs screenText and match features', () => {
     const model = new AutoUiModel(microConfig({ screenText: true, textMatch: true }), 3);
     expect(model.namedWeights().get('text_match.weight')!.shape).toEqual([16, MATCH_DIM]);
     const batch = randomBatch(model, 2, 5, 4, 6, 7);
-    const texts = textItemsBatch([{ ids: [[3, 4], [5]], boxes: [box(0.1, 0.1), box(0.6, 0.2)] }, { ids: [[6]], boxes: [box(0.2, 0.2)] }], 0);
+    const matched = textItemsBatch([withGoal(items[0]!, 'turn on bluetooth'), withGoal(items[1]!, 'open display')], 0);
+    const unmatched = textItemsBatch([withGoal(items[0]!, 'open maps'), withGoal(items[1]!, 'open maps')], 0);
     const wm = model.namedWeights().get('text_match.weight')!;
-    const { grads } = tf.variableGrads(() => model.loss({ ...batch, texts }), [wm]);
+    const { grads } = tf.variableGrads(() => model.loss({ ...batch, texts: matched }), [wm]);
     expect(tf.abs(Object.values(grads)[0]!).sum().dataSync()[0]).toBeGreaterThan(0);
-    const embeddings = model.namedWeights().get('shared.weight')!;
-    const viaMatch = tf.grad((e: tf.Tensor) => tf.sum(lexicalMatch(texts, { ids: batch.inputIds, mask: batch.inputMask }, e as tf.Tensor2D)))(embeddings);
-    expect(tf.abs(viaMatch).sum().dataSync()[0]).toBe(0);
+    const a = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, matched);
+    const b = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, unmatched);
+    expect(tf.abs(tf.sub(a.attention, b.attention)).max().dataSync()[0]).toBeGreaterThan(1e-6);
+    const bare = textItemsBatch(items, 0);
+    expect(bare.match).toBeUndefined();
+    expect(() => model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, bare)).toThrow(/no match features/);
     expect(() => validateConfig(microConfig({ textMatch: true }))).toThrow(/textMatch needs screenText/);
-    tf.dispose([...Object.values(texts), ...Object.values(grads), viaMatch]);
+    tf.dispose([...Object.values(matched), ...Object.values(unmatched), ...Object.values(bare), ...Object.values(grads), a.fused, a.gate, a.attention, b.fused, b.gate, b.attention]);
     model.dispose();
+  });
+
+  it('encodeTexts matches every item with the goal it is given', () => {
+    const e = encodeTexts([{ text: 'Bluetooth', box: box(0.1, 0.1), score: 1 }, { text: 'Wi-Fi', box: box(0.2, 0.1), score: 1 }], (s) => [...s].map((c) => c.charCodeAt(0)), { maxItems: 4, maxTokens: 2 }, 'turn on Bluetooth');
+    expect(e.strings).toEqual(['Bluetooth', 'Wi-Fi']);
+    expect(Array.from(e.match!)).toEqual([...matchFeatures('turn on Bluetooth', ['Bluetooth', 'Wi-Fi'])]);
   });
 });

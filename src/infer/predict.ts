@@ -68,6 +68,8 @@ export type PredictionResult =
 /** A request that passed validation: decoded pixels and input token ids. */
 export interface PreparedRequest {
   image: RawImage;
+  /** The goal, and the model's input: the goal and the previous actions as ids. */
+  goal: string;
   inputIds: number[];
   /** The screen's texts when the request brought them (annotations, a UI tree); else read from the pixels when the model needs them. */
   texts: ScreenText[] | null;
@@ -215,27 +217,27 @@ export class Predictor {
    */
   async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown; ui_tree?: unknown }, where = ''): Promise<PreparedRequest> {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
-    const inputIds = this.encodeInput(input.goal, input.history, where);
+    const { goal, inputIds } = this.encodeInput(input.goal, input.history, where);
     if (input.texts != null && input.ui_tree != null) throw new InputError("give 'texts' or 'ui_tree', not both", where || 'request');
     if (input.ui_tree != null && typeof input.ui_tree !== 'string') throw new InputError('must be the XML of a uiautomator dump', at('ui_tree'));
     const given = input.texts != null ? parseScreenTexts(input.texts, at('texts')) : null;
     const t0 = performance.now();
     const image = await decodeImageBytes(input.image, at('image'), this.maxPixels);
     const tree = typeof input.ui_tree === 'string' ? parseUiTree(input.ui_tree, image, at('ui_tree')) : null;
-    return { image, inputIds, texts: given ?? tree, decodeMs: performance.now() - t0 };
+    return { image, goal, inputIds, texts: given ?? tree, decodeMs: performance.now() - t0 };
   }
 
   /** As prepare, for pixels already decoded (e.g. AITW records, a live environment's screenshot). */
   prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown; texts?: readonly ScreenText[] | null }, where = ''): PreparedRequest {
-    return { image: input.image, inputIds: this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, decodeMs: 0 };
+    return { image: input.image, ...this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, decodeMs: 0 };
   }
 
-  private encodeInput(goalIn: unknown, historyIn: unknown, where: string): number[] {
+  private encodeInput(goalIn: unknown, historyIn: unknown, where: string): { goal: string; inputIds: number[] } {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
     const goal = parseGoal(goalIn, at('goal'));
     const history = parseHistory(historyIn, at('history'));
     try {
-      return this.codec.encodeInput(goal, history);
+      return { goal, inputIds: this.codec.encodeInput(goal, history) };
     } catch (e) {
       if (e instanceof InputError && where) throw new InputError(e.message, where);
       throw e;
@@ -294,7 +296,8 @@ export class Predictor {
     const unread = rows.filter((r) => r.texts === null);
     const read = unread.length > 0 ? await (await this.textReader()).read(unread.map((r) => r.image)) : [];
     const encode = (text: string) => this.codec.tokenizer.encodeText(text);
-    return rows.map((r) => encodeTexts(r.texts ?? read[unread.indexOf(r)]!, encode, meta));
+    const goal = (r: PreparedRequest) => (this.checkpoint.model.config.textMatch ? r.goal : null);
+    return rows.map((r) => encodeTexts(r.texts ?? read[unread.indexOf(r)]!, encode, meta, goal(r)));
   }
 
   private textReader(): Promise<TextReader> {

@@ -5,7 +5,8 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { BOX_CODE_DIM, lexicalMatch, textTokens, type MatchQuery, type TextItemsBatch } from './screen_text.js';
+import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
+import { MATCH_DIM } from './text_match.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
 
 export type { DecoderState } from './t5.js';
@@ -40,6 +41,8 @@ export interface ReferringRows {
   inputMask: tf.Tensor2D;
   /** [B·K, S] 1 on the screen tokens the phrase's boxes cover; all 0 = no phrase in this row. */
   targets: tf.Tensor2D;
+  /** [B·K, N, MATCH_DIM] each phrase's lexical match with its screen's text items (textMatch models). */
+  match?: tf.Tensor3D;
 }
 
 /** What the model reads of the screens (the screen fields of AutoUiBatch). */
@@ -49,6 +52,8 @@ export type ScreenInputs = Pick<AutoUiBatch, 'screen' | 'screenMask' | 'texts'>;
 interface ScreenTokens {
   keys: tf.Tensor3D;
   mask: tf.Tensor2D | undefined;
+  /** N: the text items at the end of the keys (0 for patches alone). */
+  texts: number;
 }
 
 /** Weights of the two losses our training adds to the paper's (0 = off). */
@@ -106,29 +111,47 @@ export class AutoUiModel {
     return tf.tidy(() => this.fuse(inputIds, inputMask, { screen, screenMask, texts }, training).fusion);
   }
 
-  /** H_language, H'_screen (screenTokens), then the interaction and gated fusion (fusion.ts). */
+  /** H_language, H'_screen (screenTokens, matchTokens), then the interaction and gated fusion (fusion.ts); also the screen's tokens before any match. */
   private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, s: ScreenInputs, training: boolean): { fusion: Fusion; tokens: ScreenTokens } {
     const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
-    const tokens = this.screenTokens(s, { ids: inputIds, mask: inputMask });
-    return { fusion: fuseScreen(language, tokens.keys, tokens.mask, this.fusionWeights()), tokens };
+    const tokens = this.screenTokens(s);
+    const keys = this.matchTokens(tokens, s.texts?.match);
+    return { fusion: fuseScreen(language, keys.keys, keys.mask, this.fusionWeights()), tokens };
   }
 
   /**
-   * H'_screen: the projected patches W·H_screen + b, then (with screenText) the text items'
-   * tokens (screen_text.ts), [B, P + N, d], with their mask [B, P + N] (undefined: all real).
-   * With textMatch and a query, each item's key also carries its lexical match with the query.
+   * H'_screen before any match: the projected patches W·H_screen + b, then (with screenText) the
+   * text items' tokens (screen_text.ts), [B, P + N, d], with their mask [B, P + N] (undefined: all real).
    */
-  private screenTokens(s: ScreenInputs, query: MatchQuery | null): ScreenTokens {
+  private screenTokens(s: ScreenInputs): ScreenTokens {
     const w = this.fusionWeights();
     const patches = projectScreen(s.screen, w.screenProj, w.screenProjBias);
-    if (!s.texts || !this.config.screenText) return { keys: patches, mask: s.screenMask };
+    if (!s.texts || !this.config.screenText) return { keys: patches, mask: s.screenMask, texts: 0 };
     const p = this.params;
-    const embeddings = p.get<tf.Tensor2D>('shared.weight');
-    let texts = textTokens(s.texts, { embeddings, weight: p.get('text_proj.weight'), bias: p.get('text_proj.bias') });
-    if (this.config.textMatch && query) texts = tf.add(texts, dense(lexicalMatch(s.texts, query, embeddings), p.get<tf.Tensor2D>('text_match.weight'))) as tf.Tensor3D;
+    const texts = textTokens(s.texts, { embeddings: p.get<tf.Tensor2D>('shared.weight'), weight: p.get('text_proj.weight'), bias: p.get('text_proj.bias') });
     const [b, n] = patches.shape;
     const patchMask = s.screenMask ?? tf.ones([b, n]);
-    return { keys: tf.concat([patches, texts], 1) as tf.Tensor3D, mask: tf.concat([tf.cast(patchMask, 'float32'), tf.cast(s.texts.mask, 'float32')], 1) as tf.Tensor2D };
+    return {
+      keys: tf.concat([patches, texts], 1) as tf.Tensor3D,
+      mask: tf.concat([tf.cast(patchMask, 'float32'), tf.cast(s.texts.mask, 'float32')], 1) as tf.Tensor2D,
+      texts: texts.shape[1],
+    };
+  }
+
+  /**
+   * With textMatch, each text item's token also carries W_m·f, f = `match` [B·K, N, MATCH_DIM] its
+   * lexical match with one of K queries per screen (text_match.ts): the screen's tokens are then
+   * given once per query, rows b·K … b·K + K − 1 for screen b, [B·K, P + N, d]. Unchanged otherwise.
+   */
+  private matchTokens(t: ScreenTokens, match: tf.Tensor3D | undefined): ScreenTokens {
+    if (!this.config.textMatch || t.texts === 0) return t;
+    if (!match) throw new InputError("this model matches its screen's text items with the goal (textMatch), but no match features were given", 'encode');
+    const [b, s] = t.keys.shape;
+    const k = match.shape[0] / b;
+    const perQuery = <T extends tf.Tensor>(x: T): T => (k === 1 ? x : (tf.reshape(tf.tile(tf.expandDims(x, 1), [1, k, ...x.shape.slice(1).map(() => 1)]), [b * k, ...x.shape.slice(1)]) as T));
+    const matched = dense(match, this.params.get<tf.Tensor2D>('text_match.weight')); // [B·K, N, d]
+    const onTexts = tf.pad(matched, [[0, 0], [s - t.texts, 0], [0, 0]]); // zero on the patches
+    return { keys: tf.add(perQuery(t.keys), onTexts) as tf.Tensor3D, mask: t.mask && perQuery(t.mask), texts: t.texts };
   }
 
   /** Teacher-forced decoder: logits [B, T, V] for decoderInputIds [B, T] over H_fuse. */
@@ -175,34 +198,36 @@ export class AutoUiModel {
       if (batch.groundTargets && weights.ground !== 0) {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
-      if (batch.refer && weights.refer !== 0) {
-        // A phrase has no match with the goal's input, so it looks at the keys without one.
-        const keys = this.config.textMatch ? this.screenTokens(batch, null) : tokens;
-        total = tf.add(total, tf.mul(weights.refer, this.referringLoss(keys, batch.refer, training)));
-      }
+      if (batch.refer && weights.refer !== 0) total = tf.add(total, tf.mul(weights.refer, this.referringLoss(tokens, batch.refer, training)));
       return total;
     });
   }
 
   /**
    * L_ref: each phrase, encoded alone, attends to its own screen's H'_screen as the goal's tokens
-   * do, and the grounding loss asks that attention to sit on the phrase's boxes. The K phrases of
-   * a screen are laid side by side as one query sequence against that screen (the attention is per
-   * token, so this equals K separate attentions) instead of copying H'_screen K times.
+   * do, and the grounding loss asks that attention to sit on the phrase's boxes. With textMatch the
+   * screen's tokens carry each phrase's own match (screenTokens gives them once per phrase); without
+   * it the K phrases of a screen are laid side by side as one query sequence against that screen
+   * (the attention is per token, so this equals K separate attentions) instead of copying H'_screen.
    */
-  private referringLoss(tokens: ScreenTokens, refer: ReferringRows, training: boolean): tf.Scalar {
-    const [b, p] = tokens.keys.shape;
+  private referringLoss(screen: ScreenTokens, refer: ReferringRows, training: boolean): tf.Scalar {
+    const b = screen.keys.shape[0];
     const [rows, len] = refer.inputIds.shape;
     const k = rows / b;
-    if (!Number.isInteger(k) || !tf.util.arraysEqual(refer.inputMask.shape, [rows, len]) || !tf.util.arraysEqual(refer.targets.shape, [rows, p])) {
+    const matchOk = !this.config.textMatch || screen.texts === 0 || (refer.match !== undefined && refer.match.shape[0] === rows);
+    const tokens = matchOk ? this.matchTokens(screen, refer.match) : screen;
+    const p = tokens.keys.shape[1];
+    if (!Number.isInteger(k) || !matchOk || !tf.util.arraysEqual(refer.inputMask.shape, [rows, len]) || !tf.util.arraysEqual(refer.targets.shape, [rows, p])) {
       throw new InputError(
-        `referring rows must be [B·K, Lr] ids and mask and [B·K, S=${p}] targets for B=${b}, got [${refer.inputIds.shape}], [${refer.inputMask.shape}], [${refer.targets.shape}]`,
+        `referring rows must be [B·K, Lr] ids and mask, [B·K, S=${p}] targets (and [B·K, N, ${MATCH_DIM}] match features for a textMatch model) for B=${b}, got [${refer.inputIds.shape}], [${refer.inputMask.shape}], [${refer.targets.shape}]`,
         'loss',
       );
     }
     const phrases = encoderStack(this.params, this.config, refer.inputIds, refer.inputMask, this.rng(training));
-    const side = tf.reshape(phrases, [b, k * len, this.config.dModel]) as tf.Tensor3D;
-    const attention = tf.reshape(screenAttentionWeights(side, tokens.keys, tokens.mask), [rows, len, p]) as tf.Tensor3D;
+    const perPhrase = tokens.keys.shape[0] === rows;
+    const attention = perPhrase
+      ? screenAttentionWeights(phrases, tokens.keys, tokens.mask)
+      : (tf.reshape(screenAttentionWeights(tf.reshape(phrases, [b, k * len, this.config.dModel]) as tf.Tensor3D, tokens.keys, tokens.mask), [rows, len, p]) as tf.Tensor3D);
     return groundingLoss(attention, refer.inputMask, refer.targets);
   }
 
@@ -272,8 +297,13 @@ export class AutoUiModel {
     if (texts) {
       if (!this.config.screenText) throw new InputError('this model does not read screen text (screenText is off), but text items were given', where);
       const [tb, n, t] = texts.ids.shape;
-      const ok = tb === b && tf.util.arraysEqual(texts.tokenMask.shape, [b, n, t]) && tf.util.arraysEqual(texts.mask.shape, [b, n]) && tf.util.arraysEqual(texts.boxes.shape, [b, n, BOX_CODE_DIM]);
-      if (!ok) throw new InputError(`text items must be [B=${b}, N, T] ids and token mask, [B, N] mask and [B, N, ${BOX_CODE_DIM}] box codes, got [${texts.ids.shape}], [${texts.tokenMask.shape}], [${texts.mask.shape}], [${texts.boxes.shape}]`, where);
+      const ok =
+        tb === b &&
+        tf.util.arraysEqual(texts.tokenMask.shape, [b, n, t]) &&
+        tf.util.arraysEqual(texts.mask.shape, [b, n]) &&
+        tf.util.arraysEqual(texts.boxes.shape, [b, n, BOX_CODE_DIM]) &&
+        (!texts.match || tf.util.arraysEqual(texts.match.shape, [b, n, MATCH_DIM]));
+      if (!ok) throw new InputError(`text items must be [B=${b}, N, T] ids and token mask, [B, N] mask, [B, N, ${BOX_CODE_DIM}] box codes and [B, N, ${MATCH_DIM}] match features, got [${texts.ids.shape}], [${texts.tokenMask.shape}], [${texts.mask.shape}], [${texts.boxes.shape}], [${texts.match?.shape ?? ''}]`, where);
     }
   }
 }

@@ -15,6 +15,7 @@ import type { ActionCodec } from './codec.js';
 import { groundingPatches, groundingTexts } from './grounding.js';
 import type { ScreenLayout } from './pointer.js';
 import { BOX_CODE_DIM, boxCode, type TextItemsBatch } from './screen_text.js';
+import { MATCH_DIM, MatchQuery, matchFeatures } from './text_match.js';
 
 /** How much screen text a model reads: items per screen (in reading order) and tokens per item. */
 export interface TextLimits {
@@ -25,17 +26,35 @@ export interface TextLimits {
 /** Enough for a text-dense documentation page at a phone viewport; link texts fit in 8 tokens. */
 export const DEFAULT_TEXT_LIMITS: Readonly<TextLimits> = { maxItems: 48, maxTokens: 8 };
 
-/** One screen's text items as token ids, with their boxes. */
+/** One screen's text items as token ids, with their boxes and strings, and their lexical match with the goal. */
 export interface EncodedTexts {
   ids: number[][];
   boxes: Box[];
+  /** The items' whole strings (the ids may be truncated). */
+  strings: string[];
+  /** [items, MATCH_DIM] row-major: each item's match with the goal (text_match.ts); absent when no goal was given. */
+  match?: Float32Array;
 }
 
-/** The text items in reading order (top to bottom, then left to right), capped, each tokenised and truncated. */
-export function encodeTexts(items: readonly ScreenText[], encode: (text: string) => number[], limits: TextLimits): EncodedTexts {
+/**
+ * The text items in reading order (top to bottom, then left to right), capped, each tokenised and
+ * truncated, with their match with `goal` when one is given (a MatchQuery lets rows of one goal share it).
+ */
+export function encodeTexts(items: readonly ScreenText[], encode: (text: string) => number[], limits: TextLimits, goal: string | MatchQuery | null = null): EncodedTexts {
   const sorted = [...items].filter((t) => t.text.trim() !== '').sort((a, b) => a.box[0] - b.box[0] || a.box[1] - b.box[1]);
   const kept = sorted.slice(0, limits.maxItems);
-  return { ids: kept.map((t) => encode(t.text.trim()).slice(0, limits.maxTokens)), boxes: kept.map((t) => t.box) };
+  const strings = kept.map((t) => t.text.trim());
+  return {
+    ids: strings.map((t) => encode(t).slice(0, limits.maxTokens)),
+    boxes: kept.map((t) => t.box),
+    strings,
+    ...(goal !== null ? { match: matchFeatures(goal, strings) } : {}),
+  };
+}
+
+/** The same items matched with another goal. */
+export function withGoal(texts: EncodedTexts, goal: string): EncodedTexts {
+  return { ...texts, match: matchFeatures(goal, texts.strings) };
 }
 
 /** One split, tokenised: inputs, chain-of-action targets and (for text models) text items per row. */
@@ -58,7 +77,9 @@ export function encodeSplit(table: ShardTable, codec: ActionCodec, textLimits: T
     targets[i] = codec.encodeTarget(planOf(actions, step, codec.config.maxPlan), normalizeAction(actionAt(table, i)), table.goal[i]!);
   }
   const encode = (text: string) => codec.tokenizer.encodeText(text);
-  const texts = textLimits && table.texts ? table.texts.map((items) => encodeTexts(items, encode, textLimits)) : null;
+  const queries = new Map<string, MatchQuery>();
+  const query = (goal: string) => queries.get(goal) ?? queries.set(goal, new MatchQuery(goal)).get(goal)!;
+  const texts = textLimits && table.texts ? table.texts.map((items, i) => encodeTexts(items, encode, textLimits, query(table.goal[i]!))) : null;
   return { table, inputs, targets, texts };
 }
 
@@ -109,7 +130,7 @@ export function screenBatch(rows: readonly ScreenRow[], encoder: EncoderInfo, pa
   if (!blind) rows.forEach((r, b) => data.set(r.features, b * patches * dim));
   const layouts = encoder.grid ? rows.map((r) => ({ patches: patchLayout(encoder, r)!, texts: r.texts?.boxes ?? [] })) : null;
   const padded = layouts !== null && (encoder.layout ?? 'stretch') !== 'stretch';
-  const texts = rows.some((r) => r.texts !== null) ? textItemsBatch(rows.map((r) => r.texts ?? { ids: [], boxes: [] }), padId) : undefined;
+  const texts = rows.some((r) => r.texts !== null) ? textItemsBatch(rows.map((r) => r.texts ?? EMPTY_TEXTS), padId) : undefined;
   return {
     screen: tf.tensor3d(data, [rows.length, patches, dim]),
     ...(padded ? { screenMask: patchMaskBatch(layouts!.map((l) => l.patches), patches) } : {}),
@@ -126,7 +147,10 @@ function patchMaskBatch(layouts: readonly ScreenLayout['patches'][], patches: nu
   return tf.tensor2d(mask, [layouts.length, patches]);
 }
 
-/** Text items of B screens padded to the batch's most items (at least 1) and longest item. */
+/** A screen with no text items. */
+export const EMPTY_TEXTS: EncodedTexts = { ids: [], boxes: [], strings: [], match: new Float32Array(0) };
+
+/** Text items of B screens padded to the batch's most items (at least 1) and longest item; match features when every screen has them. */
 export function textItemsBatch(list: readonly EncodedTexts[], padId: number): TextItemsBatch {
   const B = list.length;
   const N = Math.max(1, ...list.map((t) => t.ids.length));
@@ -135,7 +159,9 @@ export function textItemsBatch(list: readonly EncodedTexts[], padId: number): Te
   const tokenMask = new Float32Array(B * N * T);
   const mask = new Float32Array(B * N);
   const boxes = new Float32Array(B * N * BOX_CODE_DIM);
+  const match = list.every((t) => t.match) ? new Float32Array(B * N * MATCH_DIM) : null;
   list.forEach((t, b) => {
+    match?.set(t.match!, b * N * MATCH_DIM);
     t.ids.forEach((item, n) => {
       const at = (b * N + n) * T;
       ids.set(item, at);
@@ -149,7 +175,15 @@ export function textItemsBatch(list: readonly EncodedTexts[], padId: number): Te
     tokenMask: tf.tensor3d(tokenMask, [B, N, T]),
     mask: tf.tensor2d(mask, [B, N]),
     boxes: tf.tensor3d(boxes, [B, N, BOX_CODE_DIM]),
+    ...(match ? { match: tf.tensor3d(match, [B, N, MATCH_DIM]) } : {}),
   };
+}
+
+/** [Q, N, MATCH_DIM]: query q's match with the text items of screen `screenOf[q]`, padded to the batch's N items. */
+export function queryMatchBatch(queries: readonly string[], screenOf: readonly number[], texts: readonly EncodedTexts[], n: number): tf.Tensor3D {
+  const data = new Float32Array(queries.length * n * MATCH_DIM);
+  queries.forEach((q, i) => data.set(matchFeatures(q, texts[screenOf[i]!]!.strings), i * n * MATCH_DIM));
+  return tf.tensor3d(data, [queries.length, n, MATCH_DIM]);
 }
 
 /** Screen tokens of the batch: P patches, then as many text slots as the batch's text tensor has. */
@@ -165,13 +199,13 @@ export function tapTargets(tap: AitwAction, layout: ScreenLayout): number[] {
 }
 
 /** [B, S] grounding targets: 1 on the screen tokens around each gold tap, rows of other actions all 0. */
-export function groundTargetBatch(table: ShardTable, rows: readonly number[], screens: ScreenBatch): tf.Tensor2D {
+export function groundTargetBatch(actions: readonly AitwAction[], screens: ScreenBatch): tf.Tensor2D {
   const S = screenTokenCount(screens);
-  const data = new Float32Array(rows.length * S);
-  rows.forEach((r, b) => {
-    for (const k of tapTargets(actionAt(table, r), screens.layouts![b]!)) data[b * S + k] = 1;
+  const data = new Float32Array(actions.length * S);
+  actions.forEach((a, b) => {
+    for (const k of tapTargets(a, screens.layouts![b]!)) data[b * S + k] = 1;
   });
-  return tf.tensor2d(data, [rows.length, S]);
+  return tf.tensor2d(data, [actions.length, S]);
 }
 
 export function disposeScreenBatch(s: ScreenBatch): void {

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { innerDim, type ModelConfig } from './config.js';
-import { BOX_CODE_DIM, MATCH_DIM } from './screen_text.js';
+import { BOX_CODE_DIM } from './screen_text.js';
+import { MATCH_DIM } from './text_match.js';
 
 /**
  * Every trainable tensor of Auto-UI under its Hugging Face T5 name and HF shape (nn.Linear weights
@@ -16,7 +17,7 @@ import { BOX_CODE_DIM, MATCH_DIM } from './screen_text.js';
  *   with bias gate_attn.bias.
  * - `text_proj.weight` [d, d + box code], `text_proj.bias` [d] — W_t and b_t of the screen's text
  *   tokens (screen_text.ts), only when the model reads screen text (`screenText`).
- * - `text_match.weight` [d, 2] — W_m of the items' lexical match (screen_text.ts), only with `textMatch`.
+ * - `text_match.weight` [d, MATCH_DIM] — W_m of the items' lexical match (text_match.ts), only with `textMatch`.
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */

@@ -1,8 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { actionAt } from '../data/shards.js';
 import type { AutoUiBatch } from '../model/autoui.js';
-import { disposeScreenBatch, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
+import { disposeScreenBatch, EMPTY_TEXTS, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
 import type { Rng } from '../util/rng.js';
 import { referringBatch, type ReferringPhrase } from './referring.js';
+import type { Example } from './relabel.js';
 
 export interface BatchExtras {
   /** Add the tap targets of the grounding loss. */
@@ -11,19 +13,26 @@ export interface BatchExtras {
   refer?: { phrases: readonly (readonly ReferringPhrase[])[]; perRow: number; rng: Rng };
 }
 
+/** Row r of a split as recorded: its screen, input, target and gold action. */
+export function splitExample(split: EncodedSplit, r: number): Example {
+  return { row: r, input: split.inputs[r]!, target: split.targets[r]!, action: actionAt(split.table, r), texts: split.texts?.[r] ?? null };
+}
+
 /** One training batch, with the targets of our auxiliary losses when asked (and the encoder has a patch grid). */
-export function makeBatch(split: EncodedSplit, rows: readonly number[], padId: number, extras: BatchExtras = {}): AutoUiBatch {
+export function makeBatch(split: EncodedSplit, examples: readonly Example[], padId: number, extras: BatchExtras = {}): AutoUiBatch {
   const { refer } = extras;
-  const { layouts, ...screens } = screenBatch(rows.map((r) => tableScreen(split, r)), split.table.encoder, padId);
+  const screenRows = examples.map((ex) => ({ ...tableScreen(split, ex.row), texts: ex.texts }));
+  const { layouts, ...screens } = screenBatch(screenRows, split.table.encoder, padId);
   const S = screenTokenCount(screens);
+  const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
   return {
-    ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(split.table, rows, { ...screens, layouts }) } : {}),
-    ...(refer && layouts ? { refer: referringBatch(rows.map((r) => refer.phrases[r]!), refer.perRow, S, padId, refer.rng) } : {}),
-    ...inputBatch(rows.map((r) => split.inputs[r]!), padId),
+    ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }) } : {}),
+    ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
+    ...inputBatch(examples.map((ex) => ex.input), padId),
     ...screens,
     labels: (() => {
-      const { ids, len } = padIds(rows.map((r) => split.targets[r]!), -100);
-      return tf.tensor2d(ids, [rows.length, len], 'int32');
+      const { ids, len } = padIds(examples.map((ex) => ex.target), -100);
+      return tf.tensor2d(ids, [examples.length, len], 'int32');
     })(),
   };
 }

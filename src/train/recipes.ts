@@ -33,8 +33,10 @@ export interface TrainRecipe {
   valRows: number;
   /** Read the screens' text items when the shards have them (false = the paper's model, pixels only). */
   screenText: boolean;
-  /** With screen text: each item also carries its lexical match with the goal (model/screen_text.ts). */
+  /** With screen text: each item also carries its lexical match with the goal (model/text_match.ts). */
   textMatch: boolean;
+  /** Share of training rows swapped, step by step, for a "tap X" task on their own screen (relabel.ts; 0 = off). */
+  relabelRate: number;
   /**
    * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
    * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
@@ -56,6 +58,7 @@ const COMMON = {
   referPerRow: 2,
   screenText: true,
   textMatch: true,
+  relabelRate: 0.25,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

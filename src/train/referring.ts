@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Box, UiAnnotations, YX } from '../data/types.js';
 import type { ReferringRows } from '../model/autoui.js';
-import { tableScreen, type EncodedSplit } from '../model/batch.js';
+import { queryMatchBatch, tableScreen, type EncodedSplit, type EncodedTexts } from '../model/batch.js';
 import { groundingPatches, groundingTexts } from '../model/grounding.js';
 import type { ScreenLayout } from '../model/pointer.js';
 import { patchLayout } from '../screen/vision/encoder.js';
@@ -32,7 +32,7 @@ export interface ReferringOptions {
   maxTokens: number;
 }
 
-export const DEFAULT_REFERRING: Readonly<ReferringOptions> = { maxTokens: 6 };
+export const DEFAULT_REFERRING: Readonly<ReferringOptions> = { maxTokens: 16 };
 
 /** Texts that name something: at least two letters in a row (not clocks, percentages or glyph-only labels). */
 const NAMING = /\p{L}\p{L}/u;
@@ -95,7 +95,8 @@ export function tablePhrases(split: EncodedSplit, encode: (text: string) => numb
 /**
  * Referring rows for a batch of screens: up to `perRow` distinct phrases of each, drawn by `rng`;
  * phrase k of screen b at row b·perRow + k (as the referring loss reads them). Screens with fewer
- * phrases leave rows empty (no token, no target), which the loss skips.
+ * phrases leave rows empty (no token, no target), which the loss skips. With `texts` (the screens'
+ * text items, padded to `items` in the batch), each phrase's lexical match with its screen's items too.
  */
 export function referringBatch(
   phrases: readonly (readonly ReferringPhrase[])[],
@@ -103,6 +104,7 @@ export function referringBatch(
   screenTokens: number,
   padId: number,
   rng: Rng,
+  texts?: { screens: readonly EncodedTexts[]; items: number },
 ): ReferringRows {
   const drawn = Array.from({ length: perRow * phrases.length }, (): ReferringPhrase | undefined => undefined);
   phrases.forEach((list, b) => rng.sample(list, perRow).forEach((ph, k) => (drawn[b * perRow + k] = ph)));
@@ -116,9 +118,11 @@ export function referringBatch(
     mask.fill(1, i * len, i * len + ph.ids.length);
     for (const k of ph.targets) targets[i * screenTokens + k] = 1;
   });
+  const screenOf = drawn.map((_, i) => Math.floor(i / perRow));
   return {
     inputIds: tf.tensor2d(ids, [drawn.length, len], 'int32'),
     inputMask: tf.tensor2d(mask, [drawn.length, len], 'int32'),
     targets: tf.tensor2d(targets, [drawn.length, screenTokens]),
+    ...(texts ? { match: queryMatchBatch(drawn.map((ph) => ph?.key ?? ''), screenOf, texts.screens, texts.items) } : {}),
   };
 }

@@ -38,9 +38,10 @@ import { Rng } from '../util/rng.js';
 import { AUTOUI_VERSION } from '../util/version.js';
 import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
 import { planEpoch } from './batching.js';
-import { disposeBatch, makeBatch } from './examples.js';
+import { disposeBatch, makeBatch, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
+import { relabelBatch } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -273,7 +274,9 @@ async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult
 /** One optimiser step on `rows` of the training split. */
 async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: readonly number[]): Promise<void> {
   const { opts, state, model, codec } = run;
-  const batch = makeBatch(run.train, rows, codec.tokenizer.padId, {
+  const recorded = rows.map((r) => splitExample(run.train, r));
+  const examples = relabelBatch(recorded, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
+  const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
   });
@@ -351,9 +354,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,

@@ -1,0 +1,62 @@
+/** Hindsight grounding rows (train/relabel.ts): which items a task may name, and the task made of one. */
+import { describe, expect, it } from 'vitest';
+import type { Box } from '../src/data/types.js';
+import { withGoal, type EncodedTexts } from '../src/model/batch.js';
+import { ActionCodec } from '../src/model/codec.js';
+import { MATCH_DIM } from '../src/model/text_match.js';
+import { buildWordTokenizer } from '../src/model/tokenizer.js';
+import { groundingExample, nameableItems, relabelBatch, type Example } from '../src/train/relabel.js';
+import { Rng } from '../src/util/rng.js';
+
+const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
+const texts = (items: [string, Box][]): EncodedTexts => withGoal({ ids: items.map(([s]) => codec.tokenizer.encodeText(s).slice(0, 8)), boxes: items.map(([, b]) => b), strings: items.map(([s]) => s) }, 'open the app');
+const screen = texts([
+  ['Bluetooth', [0.2, 0.1, 0.03, 0.3]],
+  ['bluetooth', [0.5, 0.1, 0.03, 0.3]], // the same name twice: "tap bluetooth" would not say which
+  ['12:30', [0.01, 0.05, 0.02, 0.1]], // no word, and in the status bar
+  ['Data saver', [0.4, 0.1, 0.03, 0.3]],
+  ['A paragraph that runs over many lines of the page', [0.6, 0.1, 0.2, 0.8]],
+  ['Nearby share', [0.985, 0.1, 0.01, 0.3]], // below the band
+]);
+const recorded: Example = { row: 7, input: [5, 6], target: [7, 8], action: { action_type: 10, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' }, texts: screen };
+
+describe('nameableItems', () => {
+  it('keeps short names shown once, on one line, inside the band', () => {
+    expect(nameableItems(screen)).toEqual([3]);
+  });
+});
+
+describe('groundingExample', () => {
+  it('names an item in a goal, taps its centre, plans the tap then completion, and matches the items with the new goal', () => {
+    const ex = groundingExample(recorded, codec, Rng.from(1))!;
+    const goal = codec.tokenizer.decodeText(ex.input.filter((id) => codec.tokenizer.isTextId(id)));
+    expect(goal.toLowerCase()).toContain('data saver');
+    expect(ex.row).toBe(7);
+    expect(ex.action).toEqual({ action_type: 4, touch_yx: [0.415, 0.25], lift_yx: [0.415, 0.25], typed_text: '' });
+    const decoded = codec.decodeTarget(ex.target);
+    expect(decoded.ok && decoded.plan).toEqual([4, 10]);
+    expect(ex.texts!.match![3 * MATCH_DIM + 2]).toBe(1); // "data saver" is a whole-word run of the new goal
+    expect(ex.texts!.match![0 * MATCH_DIM + 2]).toBe(0);
+  });
+
+  it('leaves a screen with nothing to name, or no text channel, alone', () => {
+    expect(groundingExample({ ...recorded, texts: texts([['12:30', [0.01, 0, 0.02, 0.1]]]) }, codec, Rng.from(1))).toBeNull();
+    expect(groundingExample({ ...recorded, texts: null }, codec, Rng.from(1))).toBeNull();
+  });
+});
+
+describe('relabelBatch', () => {
+  it('rate 0 keeps every row, rate 1 swaps every row it can, and one seed swaps the same rows', () => {
+    const batch = [recorded, { ...recorded, row: 8, texts: null }, recorded];
+    expect(relabelBatch(batch, 0, codec, Rng.from(2))).toEqual(batch);
+    const all = relabelBatch(batch, 1, codec, Rng.from(2));
+    expect(all[1]).toBe(batch[1]);
+    expect(all[0]!.action.action_type).toBe(4);
+    expect(all[2]!.action.action_type).toBe(4);
+    const half = relabelBatch(Array(40).fill(recorded), 0.5, codec, Rng.from(3));
+    const swapped = half.filter((e) => e !== recorded).length;
+    expect(swapped).toBeGreaterThan(8);
+    expect(swapped).toBeLessThan(32);
+    expect(relabelBatch(Array(40).fill(recorded), 0.5, codec, Rng.from(3))).toEqual(half);
+  });
+});
