@@ -9,7 +9,7 @@ const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 
 describe('demo', () => {
   it('runs every stage end to end under --out — synthetic, unseen apps, web sites (one held out, read by OCR), training, evaluation, live tasks — and a re-run resumes every stage', async () => {
     const out = mkdtempSync(join(tmpdir(), 'autoui-demo-'));
-    const o = { out, episodes: 50, unseenEpisodes: 6, webEpisodes: 2, sites: ['app-aurora', 'app-quartz'], runTasks: 2, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
+    const o = { out, episodes: 50, unseenEpisodes: 6, webEpisodes: 2, linkScreens: 1, sites: ['app-aurora', 'app-quartz'], runTasks: 2, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
     const r = await runDemo(o);
     expect(r.data).toBe(join(out, 'shards'));
     expect(r.checkpoint.startsWith(join(out, 'checkpoints'))).toBe(true);
@@ -18,11 +18,14 @@ describe('demo', () => {
     expect(Object.keys(r.metrics.subsets)).not.toContain('web');
     expect(Object.keys(r.unseenApps.subsets).sort()).toEqual(['general', 'google_apps', 'install']);
     expect(Object.keys(r.heldOutSites!.report.subsets)).toEqual(['app-quartz']);
+    expect(Object.keys(r.heldOutSites!.namedLinks!.bySite)).toEqual(['app-quartz-links']);
+    expect(r.heldOutSites!.namedLinks!.all.n).toBeGreaterThan(0);
     expect(r.closedLoop).toMatchObject({ tasks: 2 });
     expect(existsSync(r.closedLoop!.report)).toBe(true);
     const again = await runDemo(o);
     expect(again.metrics).toEqual(r.metrics);
     expect(again.heldOutSites!.report).toEqual(r.heldOutSites!.report);
+    expect(again.heldOutSites!.namedLinks).toEqual(r.heldOutSites!.namedLinks);
     expect(again.closedLoop!.success_rate).toBe(r.closedLoop!.success_rate);
   }, 600_000);
 

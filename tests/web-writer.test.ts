@@ -49,7 +49,7 @@ describe('data web writer', () => {
   it('writes AITW records, splits, suites and sites.json; same seed gives identical files; a re-run resumes', async () => {
     const c = await catalogue();
     const app = APP_SITES[0]!.site;
-    const opts = (out: string): WebOptions => ({ out, catalogue: c, heldOut: [app], episodes: 4, seed: 3, dpr: 0.5, testDpr: 0.5, suite: true, concurrency: 2 });
+    const opts = (out: string): WebOptions => ({ out, catalogue: c, heldOut: [app], episodes: 4, seed: 3, dpr: 0.5, testDpr: 0.5, suite: true, concurrency: 2, linkScreens: 2 });
     const a = await mkdtemp(join(tmpdir(), 'autoui-web-a-'));
     const r = await buildWebDataset(opts(a));
     expect(r.summary.sites.map((s) => [s.site, s.kind, s.heldOut])).toEqual([
@@ -86,6 +86,25 @@ describe('data web writer', () => {
         expect(t.meta?.site).toBe(site);
       }
     }
+    // The held-out site's named-link set: one-step "tap X" episodes, several per screen, each naming a text of its screen, test only.
+    const held = r.summary.sites.find((x) => x.site === app)!;
+    expect(r.summary.sites.find((x) => x.site === 'tiny')!.links).toBeNull();
+    expect(held.links!.screens).toBeGreaterThan(0);
+    const linkEps = [];
+    for await (const ep of readAitwEpisodes([join(a, app, 'links', `${app}-links-00000.tfrecord.gz`)])) linkEps.push(ep);
+    expect(linkEps.length).toBe(held.links!.tasks);
+    expect(linkEps.length).toBeGreaterThan(held.links!.screens);
+    for (const ep of linkEps) {
+      expect(ep.steps.length).toBe(1);
+      const { action, annotations } = ep.steps[0]!;
+      expect(action.action_type).toBe(ActionType.DUAL_POINT);
+      expect(action.touch_yx).toEqual(action.lift_yx);
+      expect(annotations.text.some((t) => t.trim() !== '' && ep.goal.toLowerCase().includes(t.trim().toLowerCase()))).toBe(true);
+    }
+    const linkSplits = await loadSplits(join(a, app, 'links', 'split.json'));
+    expect(linkSplits.test.sort()).toEqual(linkEps.map((e) => e.episodeId).sort());
+    expect(linkSplits.train.length + linkSplits.val.length).toBe(0);
+
     const combined = await readSuite(join(a, 'suite-test.jsonl'));
     for (const t of combined) expect(existsSync(new URL(t.start_url))).toBe(true);
     // Gold scripts: the same tasks, each with its recorded actions, readable by `autoui run --script`.

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, type WebResult } from '../data/web/writer.js';
+import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, LINKS_PER_SCREEN, type WebResult } from '../data/web/writer.js';
 import { DEFAULT_MANUAL_CACHE } from '../data/web/sites.js';
 import { InputError } from '../util/errors.js';
 import { progress, type Progress } from '../util/progress.js';
@@ -18,6 +18,7 @@ interface WebCliOptions {
   chromium?: string;
   concurrency: number;
   shardEpisodes: number;
+  linkScreens: number;
   json?: boolean;
   verbose?: boolean;
 }
@@ -41,7 +42,7 @@ function dprOption(flag: string): (v: string) => number {
 function report(opts: WebCliOptions, r: WebResult): void {
   const t = r.summary.totals;
   for (const s of r.summary.sites)
-    process.stderr.write(`  ${s.site.padEnd(18)} ${s.kind.padEnd(6)} ${String(s.pages).padStart(5)} pages ${String(s.episodes).padStart(4)} episodes ${String(s.steps).padStart(5)} screens${s.heldOut ? '  (held out)' : ''}${r.skipped.includes(s.site) ? '  (already built)' : ''}\n`);
+    process.stderr.write(`  ${s.site.padEnd(18)} ${s.kind.padEnd(6)} ${String(s.pages).padStart(5)} pages ${String(s.episodes).padStart(4)} episodes ${String(s.steps).padStart(5)} screens${s.heldOut ? '  (held out)' : ''}${s.links ? `  + ${s.links.tasks} named-link tasks on ${s.links.screens} screens` : ''}${r.skipped.includes(s.site) ? '  (already built)' : ''}\n`);
   process.stderr.write(
     `${opts.out}: ${t.episodes} episodes, ${t.steps} screens (${t.trainSteps} on training sites, ${t.heldOutSteps} held out) in ${r.seconds.toFixed(1)} s\n`,
   );
@@ -69,6 +70,7 @@ export function registerDataWeb(data: Command): void {
     .option('--chromium <path>', 'Chromium executable (default: $CHROMIUM_PATH or /usr/bin/chromium)')
     .option('--concurrency <n>', 'sites rendered at once', intOption('--concurrency', 1), 2)
     .option('--shard-episodes <n>', 'episodes per TFRecord file', intOption('--shard-episodes', 1), 100)
+    .option('--link-screens <n>', `held-out sites: also render this many screens for the named-link set (DIR/<site>/${LINKS_DIR}/: up to ${LINKS_PER_SCREEN} one-step "tap X" tasks on visible links per screen, test only)`, intOption('--link-screens', 0), 0)
     .option('--json', 'print the sites.json summary on stdout')
     .option('--verbose', 'log every task draw (kind, outcome, time) on stderr')
     .action(async (opts: WebCliOptions) => {
@@ -88,6 +90,7 @@ export function registerDataWeb(data: Command): void {
           chromium: opts.chromium,
           concurrency: opts.concurrency,
           shardEpisodes: opts.shardEpisodes,
+          linkScreens: opts.linkScreens,
           onStart: (total) => {
             if (total > 0) bar = progress({ label: 'web', total, unit: 'episodes', quiet: opts.json });
           },

@@ -11,6 +11,7 @@ interface DemoCliOptions {
   episodes: number;
   unseenEpisodes: number;
   webEpisodes: number;
+  linkScreens: number;
   runTasks: number;
   seed: number;
   maxSteps?: number;
@@ -44,6 +45,7 @@ export function registerDemo(program: Command): void {
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), DEMO_DEFAULTS.episodes)
     .option('--unseen-episodes <n>', 'synthetic episodes whose target app training never shows', intOption('--unseen-episodes', 3), DEMO_DEFAULTS.unseenEpisodes)
     .option('--web-episodes <n>', 'episodes per web site rendered in Chromium (0 = the synthetic set alone)', intOption('--web-episodes', 0), DEMO_DEFAULTS.webEpisodes)
+    .option('--link-screens <n>', 'screens of each held-out site rendered for the named-link set (several "tap X" tasks each; 0 = none)', intOption('--link-screens', 0), DEMO_DEFAULTS.linkScreens)
     .option('--run-tasks <n>', 'held-out-site tasks run live in Chromium at the end (0 = none)', intOption('--run-tasks', 0), DEMO_DEFAULTS.runTasks)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), DEMO_DEFAULTS.seed)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
@@ -57,8 +59,8 @@ export function registerDemo(program: Command): void {
     .option('--subset-fraction <list>', `share of each subset's training rows drawn per epoch (recipe: ${Object.entries(r.subsetFraction).map(([k, v]) => `${k}=${v}`).join(',')}; others all)`, subsetFractionOption('--subset-fraction'))
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoCliOptions) => {
-      const { out, checkpoint, episodes, unseenEpisodes, webEpisodes, runTasks, seed, maxSteps } = o;
-      const result = await runDemo({ out, checkpoint, episodes, unseenEpisodes, webEpisodes, runTasks, seed, maxSteps, recipe: recipeChanges(o), quiet: o.json });
+      const { out, checkpoint, episodes, unseenEpisodes, webEpisodes, linkScreens, runTasks, seed, maxSteps } = o;
+      const result = await runDemo({ out, checkpoint, episodes, unseenEpisodes, webEpisodes, linkScreens, runTasks, seed, maxSteps, recipe: recipeChanges(o), quiet: o.json });
       if (o.json) return printJson({ ...result, heldOutSites: result.heldOutSites && { ...result.heldOutSites, predictions: undefined } });
       console.log(formatDemo(result));
     });
@@ -74,7 +76,11 @@ function formatDemo(r: DemoResult): string {
   const h = r.heldOutSites;
   if (h) {
     parts.push('\nHeld-out sites (never used in training; screens read through OCR):\n', formatReport(h.report));
-    parts.push(`named visible link, tap accuracy: ${pct(h.linkTap.acc)} % of ${h.linkTap.n}`);
+    if (h.namedLinks) {
+      const sites = Object.entries(h.namedLinks.bySite).map(([k, v]) => `${k} ${pct(v.acc)} % of ${v.n}`).join(', ');
+      parts.push(`named visible links (one-step "tap X" on rendered screens, OCR): tap accuracy ${pct(h.namedLinks.all.acc)} % of ${h.namedLinks.all.n} (${sites})`);
+    }
+    parts.push(`grounding episodes, step 0 (tap the named link): ${pct(h.linkTap.acc)} % of ${h.linkTap.n}`);
     parts.push(`by task kind (step accuracy): ${Object.entries(h.byKind).map(([k, s]) => `${k} ${pct(s.acc)} (${s.n})`).join(' · ')}`);
   }
   const c = r.closedLoop;

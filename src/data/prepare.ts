@@ -21,6 +21,7 @@ import {
 import { ShardWriter, type ShardRow, type WrittenShard } from './shards.js';
 import { loadSplits, splitOf } from './splits.js';
 import type { AitwAction, AitwEpisode, AitwStep, RawImage, SplitName } from './types.js';
+import { DedupeReader } from '../screen/text/dedupe.js';
 import { loadTextReader } from '../screen/text/index.js';
 import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { annotationTexts } from './annotations.js';
@@ -426,7 +427,7 @@ export async function prepareFromFiles(req: PrepareRequest): Promise<PrepareSumm
   const inputs: InputFileEntry[] = await Promise.all(files.map(async (f) => ({ path: resolve(f), bytes: (await stat(f)).size })));
   const splits = await loadSplits(req.splits);
   const encoder = await loadEncoder(req.encoder ?? 'builtin', { threads: availableParallelism() });
-  const screenText: ScreenTextSource = req.screenText === 'ocr' ? await loadTextReader() : req.screenText ?? 'annotations';
+  const screenText: ScreenTextSource = req.screenText === 'ocr' ? new DedupeReader(await loadTextReader()) : req.screenText ?? 'annotations';
   const stats: ReadStats = { records: 0, skipped: 0, files: 0 };
   const totalBytes = inputs.reduce((n, f) => n + f.bytes, 0);
   const onProgress = req.onProgress

@@ -29,6 +29,8 @@ export interface DemoOptions {
   unseenEpisodes: number;
   /** Web episodes per site (0 = no web screens: the synthetic set alone). */
   webEpisodes: number;
+  /** Screens of each held-out site rendered for the named-link set (data/web/writer.ts; 0 = none). */
+  linkScreens: number;
   /** Web sites to build (default: every site this machine can render; data/web/sites.ts, app_model.ts). */
   sites?: readonly string[];
   /** Tasks run live in Chromium on the held-out sites (0 = none). */
@@ -41,10 +43,11 @@ export interface DemoOptions {
   quiet?: boolean;
 }
 
-export const DEMO_DEFAULTS: Readonly<Pick<DemoOptions, 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'runTasks' | 'seed'>> = {
+export const DEMO_DEFAULTS: Readonly<Pick<DemoOptions, 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'linkScreens' | 'runTasks' | 'seed'>> = {
   episodes: 3000,
   unseenEpisodes: 300,
   webEpisodes: 20,
+  linkScreens: 20,
   runTasks: 20,
   seed: 0,
 };
@@ -76,7 +79,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const web = data.web && (await testRows(paths.shards, 'web')) > 0 ? (await evaluate(paths.shards, ['web'])).report : null;
   const unseenApps = (await evaluate(paths.unseenShards)).report;
   const suite = data.web ? await heldOutSuite(paths, data.web.heldOut) : [];
-  const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards), suite) : null;
+  const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards, data.web.heldOut), suite, data.web.linkSets.length > 0 ? await evaluate(paths.heldOutShards, data.web.linkSets) : null) : null;
   say(`[7/7] running ${Math.min(o.runTasks, suite.length)} held-out-site tasks live in Chromium → ${paths.run}`);
   const loop = o.runTasks > 0 && suite.length > 0 ? await closedLoop(t.checkpoint, suite.slice(0, o.runTasks), paths.run, heldOutSites, o.quiet) : null;
   return { checkpoint: t.checkpoint, data: paths.shards, metrics, web, unseenApps, heldOutSites, closedLoop: loop };

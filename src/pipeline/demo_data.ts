@@ -14,7 +14,7 @@ import { subsetsFor } from '../data/synth/episode.js';
 import { SUBSETS, type Splits } from '../data/types.js';
 import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { DEFAULT_MANUAL_CACHE, locateManual, MANUALS } from '../data/web/sites.js';
-import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, type SiteSummary, type WebSummary } from '../data/web/writer.js';
+import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, type SiteSummary, type WebSummary } from '../data/web/writer.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { progress } from '../util/progress.js';
 import type { DemoOptions } from './demo.js';
@@ -39,8 +39,8 @@ export function demoPaths(o: Pick<DemoOptions, 'out' | 'checkpoint'>): DemoPaths
 }
 
 export interface DemoData {
-  /** The web sites built, or null when the demo runs on the synthetic set alone. */
-  web: { trainSites: string[]; heldOut: string[] } | null;
+  /** The web sites built (and the subsets of the held-out sites' named-link sets), or null when the demo runs on the synthetic set alone. */
+  web: { trainSites: string[]; heldOut: string[]; linkSets: string[] } | null;
 }
 
 type Say = (line: string) => void;
@@ -58,11 +58,16 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Pro
   if (sites) await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards });
   say(`[4/7] preparing held-out shards: unseen apps → ${p.unseenShards}${sites ? `, held-out sites (OCR) → ${p.heldOutShards}` : ''}`);
   for (const [subset, s] of Object.entries(unseen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.unseenSynth, subset, f)), splits: join(p.unseenSynth, subset, 'split.json'), subset, out: p.unseenShards });
+  const linkSets: string[] = [];
   for (const site of sites?.heldOut ?? []) {
-    const inputs = (await siteFiles(p.web, site)).map((f) => join(p.web, site, f));
-    await prepare(o, say, { inputs, splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
+    const summary = await siteSummary(p.web, site);
+    await prepare(o, say, { inputs: summary.files.map((f) => join(p.web, site, f)), splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
+    if (!summary.links || summary.links.tasks === 0) continue;
+    const dir = join(p.web, site, LINKS_DIR);
+    await prepare(o, say, { inputs: summary.links.files.map((f) => join(dir, f)), splits: join(dir, 'split.json'), subset: linkSetSubset(site), out: p.heldOutShards, screenText: 'ocr' });
+    linkSets.push(linkSetSubset(site));
   }
-  return { web: sites };
+  return { web: sites && { ...sites, linkSets } };
 }
 
 async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 'subsets' | 'apps'>) {
@@ -111,6 +116,7 @@ async function webData(o: DemoOptions, out: string, sites: string[]): Promise<We
     // held-out screens at the phone's own resolution, as a real screenshot arrives.
     dpr: 1,
     suite: true,
+    linkScreens: o.linkScreens,
     onStart: (n) => (bar = progress({ label: 'web', total: n, unit: 'episodes', quiet: o.quiet })),
     onEpisode: () => bar?.tick(),
   });
@@ -122,9 +128,14 @@ function siteLists(w: WebSummary): { trainSites: string[]; heldOut: string[] } {
   return { trainSites: w.sites.filter((s) => !s.heldOut).map((s) => s.site), heldOut: w.sites.filter((s) => s.heldOut).map((s) => s.site) };
 }
 
-/** A site's record files, from the site.json `data web` leaves beside them. */
-async function siteFiles(dir: string, site: string): Promise<string[]> {
-  return (JSON.parse(await readFile(join(dir, site, 'site.json'), 'utf8')) as SiteSummary).files;
+/** What `data web` built of a site (its site.json): record files, and the named-link set's. */
+async function siteSummary(dir: string, site: string): Promise<SiteSummary> {
+  return JSON.parse(await readFile(join(dir, site, 'site.json'), 'utf8')) as SiteSummary;
+}
+
+/** The shard subset a held-out site's named-link set prepares under. */
+export function linkSetSubset(site: string): string {
+  return `${site}-${LINKS_DIR}`;
 }
 
 /** One split file over the training sites (their episode ids are distinct), so they prepare as one subset. */
@@ -134,7 +145,7 @@ async function mergedSites(dir: string, sites: readonly string[]): Promise<Pick<
   for (const site of sites) {
     const s = JSON.parse(await readFile(join(dir, site, 'split.json'), 'utf8')) as Splits;
     for (const k of ['train', 'val', 'test'] as const) merged[k].push(...s[k]);
-    inputs.push(...(await siteFiles(dir, site)).map((f) => join(dir, site, f)));
+    inputs.push(...(await siteSummary(dir, site)).files.map((f) => join(dir, site, f)));
   }
   const splits = join(dir, 'training-sites.split.json');
   await writeFileAtomic(splits, JSON.stringify(merged) + '\n');

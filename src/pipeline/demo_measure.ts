@@ -21,8 +21,10 @@ export interface StepScore {
 
 export interface HeldOutSites {
   report: Report;
-  /** Step 0 of the one-step grounding episodes ("click on X" for a visible link X): the tap. */
+  /** Step 0 of the grounding episodes ("click on X" for a visible link X): the tap. */
   linkTap: StepScore;
+  /** The named-link sets (several "tap X" tasks per rendered screen, read by OCR): the tap, overall and per site; null when none was built. */
+  namedLinks: { all: StepScore; bySite: Record<string, StepScore> } | null;
   /** Pooled step accuracy per task kind (navigate, scroll, search, back, toggle, launch, form, ground). */
   byKind: Record<string, StepScore>;
   /** The predictions, for the closed loop's offline column. */
@@ -52,12 +54,18 @@ function stepScore(ps: readonly Prediction[]): StepScore {
   return { n: ps.length, acc: ps.length ? (100 * hits) / ps.length : null };
 }
 
-export function heldOutSiteReport(r: { report: Report; predictions: Prediction[] }, suite: readonly TaskSpec[]): HeldOutSites {
+type Evaluated = { report: Report; predictions: Prediction[] };
+
+export function heldOutSiteReport(r: Evaluated, suite: readonly TaskSpec[], links: Evaluated | null = null): HeldOutSites {
   const kindOf = kinds(suite);
   const byKind = Object.fromEntries(groupBy(r.predictions, (p) => kindOf.get(episodeOf(p)) ?? 'other'));
   return {
     report: r.report,
     linkTap: stepScore((byKind.ground ?? []).filter((p) => stepOf(p) === 0)),
+    namedLinks: links && {
+      all: stepScore(links.predictions),
+      bySite: Object.fromEntries([...groupBy(links.predictions, (p) => p.subset ?? '')].map(([site, ps]) => [site, stepScore(ps)])),
+    },
     byKind: Object.fromEntries(Object.entries(byKind).map(([k, ps]) => [k, stepScore(ps)])),
     predictions: r.predictions,
   };

@@ -8,6 +8,8 @@ import type { CssBox } from './annotate.js';
 export interface LinkOnPage {
   href: string;
   text: string;
+  /** The text is drawn on the screen (false: the link shows an icon and its text is its aria-label). */
+  shown: boolean;
   box: CssBox;
 }
 
@@ -43,8 +45,8 @@ export function listLinks(): LinkOnPage[] {
     const walker = document.createTreeWalker(a, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode())
       if (!(n.parentElement && /Material (Symbols|Icons)/i.test(getComputedStyle(n.parentElement).fontFamily))) text += ' ' + (n.nodeValue ?? '');
-    text = text.replace(/\s+/g, ' ').trim() || (a.getAttribute('aria-label') ?? '');
-    out.push({ href: a.href.split('#')[0]!, text, box: { x: r.left - ox, y: r.top - oy, w: r.width, h: r.height } });
+    const words = text.replace(/\s+/g, ' ').trim();
+    out.push({ href: a.href.split('#')[0]!, text: words || (a.getAttribute('aria-label') ?? ''), shown: words !== '', box: { x: r.left - ox, y: r.top - oy, w: r.width, h: r.height } });
   }
   return out;
 }

@@ -9,7 +9,7 @@ import type { CssBox } from './annotate.js';
 import type { LinkOnPage } from './dom.js';
 import { backGoal, groundGoal, navigateGoal, scrollGoal, searchGoal, searchWord } from './goals.js';
 import { inReach, isTaskPage, shortestPaths } from './graph.js';
-import { SWIPE_FROM, SWIPE_TO, type Recorder } from './recorder.js';
+import { SWIPE_FROM, SWIPE_TO, tapAction, type Recorder } from './recorder.js';
 import { onPage, pageOf, pageUrl, taskPages, type Episode, type SiteModel } from './site_model.js';
 
 /** A tap target must sit inside this band of the screen (fractions of its height): clear of bars and the edge. */
@@ -63,6 +63,25 @@ async function tapVisibleLink(rec: Recorder, m: SiteModel, rng: Rng, page: strin
   if (links.length === 0) return undefined;
   const l = rng.pick(links);
   return (await rec.tap(l.box, { href: l.href }, true)) ? l : undefined;
+}
+
+/**
+ * One screen, many one-step tasks: the first screen of `page` and up to `perScreen` of its visible
+ * task links, each named in a "tap X" goal whose gold step is the tap on it (taken on the same
+ * captured screen; nothing is tapped). An evaluation set: the tap on a named visible link, measured
+ * on many links per rendered (and OCR'd) screen.
+ */
+export async function linkScreen(rec: Recorder, m: SiteModel, rng: Rng, page: string, perScreen: number): Promise<Episode[]> {
+  await start(rec, m, page);
+  const view = await rec.screen.view();
+  // Links named by the words they show (not icons known by their aria-label), that a tap reaches.
+  const visible = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width).filter((l) => l.shown);
+  const reached: typeof visible = [];
+  for (const l of visible) if (await rec.reaches(l.box, { href: l.href })) reached.push(l);
+  const links = rng.sample(reached, perScreen);
+  if (links.length === 0) return [];
+  const shot = await rec.shot();
+  return links.map((l) => ({ kind: 'ground', goal: groundGoal(rng, l.text), start: page, steps: [{ shot, action: tapAction(l.box, view.width, view.height) }], success: onPage(l.page) }));
 }
 
 export async function groundTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {

@@ -60,15 +60,21 @@ export class Recorder {
    * something else would receive the tap.
    */
   async tap(box: CssBox, target: TapTarget, navigates: boolean): Promise<boolean> {
+    if (!(await this.reaches(box, target))) return false;
+    const view = await this.screen.view();
+    await this.record(tapAction(box, view.width, view.height));
+    await this.screen.tap(box.x + box.w / 2, box.y + box.h / 2, navigates);
+    return true;
+  }
+
+  /** Whether a tap at the centre of `box` would reach `target` (on screen, and nothing else on top). */
+  async reaches(box: CssBox, target: TapTarget): Promise<boolean> {
     const x = box.x + box.w / 2;
     const y = box.y + box.h / 2;
     const view = await this.screen.view();
     // A page wider than the phone lays links out past the right edge: the phone cannot tap those.
     if (x < 0 || x > view.width || y < 0 || y > view.height) return false;
-    if (!(await this.screen.page.evaluate(hits, { x, y, target }))) return false;
-    await this.record(tapAction(box, view.width, view.height));
-    await this.screen.tap(x, y, navigates);
-    return true;
+    return this.screen.page.evaluate(hits, { x, y, target });
   }
 
   /** One swipe up (content moves up, revealing what is below); returns how far the page moved. */

@@ -9,7 +9,7 @@ import { Rng } from '../../util/rng.js';
 import { contactSearchTask, formTask, launchTask, toggleTask } from './app_tasks.js';
 import { DEVICES, PhoneScreen, phoneContext, type ColorScheme, type Device } from './browser.js';
 import type { TaskKind } from './goals.js';
-import { backTask, groundTask, navigateTask, scrollTask, searchTask } from './link_tasks.js';
+import { backTask, groundTask, linkScreen, navigateTask, scrollTask, searchTask } from './link_tasks.js';
 import { Recorder, type ShotCache } from './recorder.js';
 import { taskPages, type Episode, type SiteModel } from './site_model.js';
 
@@ -28,6 +28,11 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 const DARK_SHARE = 0.3;
+
+/** A page that never loads or a target that times out makes one draw unusable, not the run. */
+function unusableDraw(err: unknown): boolean {
+  return err instanceof Error && /Timeout|timed out|net::|Target page|Execution context/.test(err.message);
+}
 
 /** Task mixes: manuals with and without search, and apps. */
 export function kindWeights(m: SiteModel): [TaskKind, number][] {
@@ -167,8 +172,7 @@ async function attempt(phones: Phones, m: SiteModel, o: RunSiteOptions, i: numbe
     return ep && { ...ep, id: `${m.site}-${String(i).padStart(5, '0')}`, setup, dpr };
   } catch (err) {
     debug(`error ${(err as Error).message.split('\n')[0]}`);
-    // A page that never loads or a target that times out makes this draw unusable, not the run.
-    if (err instanceof Error && /Timeout|timed out|net::|Target page|Execution context/.test(err.message)) {
+    if (unusableDraw(err)) {
       await phones.drop(setup.device, setup.scheme, dpr);
       return undefined;
     }
@@ -193,4 +197,46 @@ export async function runSite(browser: Browser, m: SiteModel, o: RunSiteOptions)
     await phones.close();
   }
   return { episodes, failed };
+}
+
+export interface LinkScreenOptions {
+  seed: number;
+  /** Screens to render; each gives up to `perScreen` one-step tasks. */
+  screens: number;
+  perScreen: number;
+  /** Capture scale; undefined = each device's own pixel ratio. */
+  dpr?: number;
+  onScreen?: () => void;
+}
+
+/**
+ * The link screens of a site (link_tasks.ts linkScreen): screen i draws its device, colour scheme and
+ * page from a stream seeded by (seed, site, i, attempt), retried like an episode when the page shows
+ * no usable link. Episode ids are SITE-L<screen>-<k>.
+ */
+export async function runLinkScreens(browser: Browser, m: SiteModel, o: LinkScreenOptions): Promise<SiteEpisode[]> {
+  const phones = new Phones(browser);
+  const out: SiteEpisode[] = [];
+  try {
+    for (let i = 0; i < o.screens; i++) {
+      for (let a = 0; a < ATTEMPTS; a++) {
+        const rng = Rng.from('autoui-web-links', o.seed, m.site, i, a);
+        const setup: EpisodeSetup = { ...drawSetup(m, rng), kind: 'ground' };
+        const dpr = o.dpr ?? setup.device.dpr;
+        const phone = await phones.get(setup.device, setup.scheme, dpr);
+        const eps = await withTimeout(linkScreen(new Recorder(phone.screen, phone.cache), m, rng.fork('task'), startPage(m, rng), o.perScreen), ATTEMPT_MS).catch(async (err: unknown) => {
+          if (!unusableDraw(err)) throw err;
+          await phones.drop(setup.device, setup.scheme, dpr);
+          return [];
+        });
+        if (eps.length === 0) continue;
+        eps.forEach((ep, k) => out.push({ ...ep, id: `${m.site}-L${String(i).padStart(3, '0')}-${k}`, setup, dpr }));
+        break;
+      }
+      o.onScreen?.();
+    }
+  } finally {
+    await phones.close();
+  }
+  return out;
 }

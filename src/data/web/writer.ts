@@ -5,6 +5,8 @@
  *   OUT/SITE/pages/                   the pages the episodes ran on (suites point here)
  *   OUT/SITE/suite-{train,val,test}.jsonl and OUT/suite-{split}.jsonl   with --suite
  *   OUT/SITE/gold-{train,val,test}.jsonl and OUT/gold-{split}.jsonl     with --suite: the gold actions (autoui run --script)
+ *   OUT/SITE/links/                   held-out sites with linkScreens: one-step "tap X" tasks on named
+ *                                     visible links, several per rendered screen (records + split.json, test only)
  *   OUT/SITE/site.json                the site's arguments and counts, written last
  *   OUT/sites.json                    every site: kind, pages, episodes, held out or not
  * A re-run skips every site whose site.json records the same arguments and whose files exist.
@@ -23,7 +25,7 @@ import { writeAppSite } from './app_pages.js';
 import { launchChromium } from './browser.js';
 import { copySitePages } from './pages.js';
 import { episodeRecords, goldScriptText, suiteText } from './records.js';
-import { runSite, type AttemptInfo, type SiteEpisode } from './runner.js';
+import { runLinkScreens, runSite, type AttemptInfo, type SiteEpisode } from './runner.js';
 import { siteModel, type SiteModel } from './site_model.js';
 import { DEFAULT_HELD_OUT, DEFAULT_MANUAL_CACHE, locateManual, MANUALS, searchRoots, SHARED_SCRIPT_PACKAGES, type ManualSpec, type SiteKind } from './sites.js';
 
@@ -58,6 +60,8 @@ export interface WebOptions {
   shardEpisodes?: number;
   /** Sites rendered at once (each has its own browser contexts). */
   concurrency?: number;
+  /** Held-out sites only: screens rendered for the named-link set (OUT/SITE/links), LINKS_PER_SCREEN tasks each. */
+  linkScreens?: number;
   onStart?: (episodes: number, skippedSites: number) => void;
   onEpisode?: (site: string) => void;
   onAttempt?: (e: AttemptInfo) => void;
@@ -69,7 +73,13 @@ interface SiteArgs {
   dpr: number | null;
   heldOut: boolean;
   suite: boolean;
+  linkScreens: number;
 }
+
+/** Named links taken from one rendered screen of the named-link set. */
+export const LINKS_PER_SCREEN = 6;
+/** Where a site's named-link set goes, and the subset name its records prepare under. */
+export const LINKS_DIR = 'links';
 
 export interface SiteSummary {
   generator: 'autoui-web';
@@ -86,6 +96,8 @@ export interface SiteSummary {
   splits: { train: number; val: number; test: number };
   kinds: Record<string, number>;
   files: string[];
+  /** The named-link set (held-out sites with linkScreens): its files are under links/. */
+  links: { screens: number; tasks: number; files: string[] } | null;
   seconds: number;
 }
 
@@ -93,7 +105,7 @@ export interface WebSummary {
   generator: 'autoui-web';
   version: number;
   seed: number;
-  sites: Array<Pick<SiteSummary, 'site' | 'kind' | 'pages' | 'episodes' | 'steps' | 'heldOut' | 'splits'>>;
+  sites: Array<Pick<SiteSummary, 'site' | 'kind' | 'pages' | 'episodes' | 'steps' | 'heldOut' | 'splits'> & { links: { screens: number; tasks: number } | null }>;
   totals: { episodes: number; steps: number; trainSteps: number; heldOutSteps: number };
 }
 
@@ -123,7 +135,8 @@ async function finishedSite(dir: string, args: SiteArgs): Promise<SiteSummary | 
   const s = (await readJsonIfExists(join(dir, 'site.json'), '; remove it to rebuild the site')) as SiteSummary | undefined;
   if (!s || s.version !== WEB_GENERATOR_VERSION || JSON.stringify(s.args) !== JSON.stringify(args)) return undefined;
   const suites = args.suite ? SPLITS.flatMap((x) => [`suite-${x}.jsonl`, `gold-${x}.jsonl`]) : [];
-  return (await filesExist(dir, [...s.files, 'split.json', ...suites])) ? s : undefined;
+  const links = s.links ? [...s.links.files, 'split.json'].map((f) => join(LINKS_DIR, f)) : [];
+  return (await filesExist(dir, [...s.files, 'split.json', ...suites, ...links])) ? s : undefined;
 }
 
 /** Copies (manual) or generates (app) the site's pages into DIR/pages and reads its model. */
@@ -144,8 +157,8 @@ async function prepareSite(site: string, dir: string, o: WebOptions, c: Catalogu
   return siteModel({ site, kind: 'app', label: spec.brand, pagesDir, start: 'index.html', sphinx: false, app });
 }
 
-async function writeEpisodes(dir: string, m: SiteModel, eps: readonly SiteEpisode[], shardEpisodes: number): Promise<{ files: string[]; steps: number }> {
-  const shards = new EpisodeShardWriter(dir, m.site, shardEpisodes);
+async function writeEpisodes(dir: string, m: SiteModel, eps: readonly SiteEpisode[], shardEpisodes: number, prefix = m.site): Promise<{ files: string[]; steps: number }> {
+  const shards = new EpisodeShardWriter(dir, prefix, shardEpisodes);
   let steps = 0;
   try {
     for (const ep of eps) {
@@ -178,6 +191,7 @@ async function buildSite(browser: Browser, site: string, args: SiteArgs, o: WebO
   const splits: Splits = args.heldOut ? { train: [], val: [], test: ids } : splitEpisodes(ids, Rng.from('autoui-web-split', o.seed, site));
   await writeFileAtomic(join(dir, 'split.json'), JSON.stringify(splits) + '\n');
   if (args.suite) await writeSuites(dir, m, episodes, splits);
+  const links = args.linkScreens > 0 ? await buildLinkSet(browser, dir, m, args, o) : null;
   const kinds: Record<string, number> = {};
   for (const e of episodes) kinds[e.kind] = (kinds[e.kind] ?? 0) + 1;
   const summary: SiteSummary = {
@@ -194,10 +208,20 @@ async function buildSite(browser: Browser, site: string, args: SiteArgs, o: WebO
     splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length },
     kinds,
     files,
+    links,
     seconds: Math.round((performance.now() - t0) / 10) / 100,
   };
   await writeFileAtomic(join(dir, 'site.json'), JSON.stringify(summary, null, 2) + '\n');
   return summary;
+}
+
+/** The named-link set of a held-out site: records under DIR/links and a split that puts them all in test. */
+async function buildLinkSet(browser: Browser, dir: string, m: SiteModel, args: SiteArgs, o: WebOptions): Promise<NonNullable<SiteSummary['links']>> {
+  const eps = await runLinkScreens(browser, m, { seed: o.seed, screens: args.linkScreens, perScreen: LINKS_PER_SCREEN, dpr: args.dpr ?? undefined });
+  const linksDir = join(dir, LINKS_DIR);
+  const { files } = await writeEpisodes(linksDir, m, eps, o.shardEpisodes ?? 100, `${m.site}-${LINKS_DIR}`);
+  await writeFileAtomic(join(linksDir, 'split.json'), JSON.stringify({ train: [], val: [], test: eps.map((e) => e.id) }) + '\n');
+  return { screens: new Set(eps.map((e) => e.id.slice(0, e.id.lastIndexOf('-')))).size, tasks: eps.length, files };
 }
 
 /** OUT/suite-SPLIT.jsonl: every site's tasks of that split, URLs re-rooted at OUT; OUT/gold-SPLIT.jsonl: their gold actions. */
@@ -226,7 +250,7 @@ function summarize(o: WebOptions, done: readonly SiteSummary[]): WebSummary {
     generator: 'autoui-web',
     version: WEB_GENERATOR_VERSION,
     seed: o.seed,
-    sites: done.map(({ site, kind, pages, episodes, steps, heldOut, splits }) => ({ site, kind, pages, episodes, steps, heldOut, splits })),
+    sites: done.map(({ site, kind, pages, episodes, steps, heldOut, splits, links }) => ({ site, kind, pages, episodes, steps, heldOut, splits, links: links && { screens: links.screens, tasks: links.tasks } })),
     totals: { episodes: sum((s) => s.episodes), steps: sum((s) => s.steps), trainSteps: sum((s) => (s.heldOut ? 0 : s.steps)), heldOutSteps: sum((s) => (s.heldOut ? s.steps : 0)) },
   };
 }
@@ -253,7 +277,7 @@ export async function buildWebDataset(o: WebOptions): Promise<WebResult> {
   for (const spec of c.manuals) if (sites.includes(spec.site)) locateManual(spec, o.manualCache ?? DEFAULT_MANUAL_CACHE);
   const argsOf = (s: string): SiteArgs => {
     const held = heldOut.has(s);
-    return { seed: o.seed, episodes: o.episodes, dpr: (held ? o.testDpr : o.dpr) ?? null, heldOut: held, suite: !!o.suite };
+    return { seed: o.seed, episodes: o.episodes, dpr: (held ? o.testDpr : o.dpr) ?? null, heldOut: held, suite: !!o.suite, linkScreens: held ? o.linkScreens ?? 0 : 0 };
   };
   const prior = new Map<string, SiteSummary>();
   for (const s of sites) {
