@@ -10,7 +10,7 @@
  *     --pages N            pages per argument, spread evenly over its sorted files (default 12)
  *     --screens K          screenshots per page, scrolling one viewport each (default 1)
  *     --det-side S --thresh T --box-thresh B --unclip U --min-score M --rec-min-width W   reader options
- *     --concurrency C      images OCR'd at once
+ *     --workers W          OCR worker threads (default: up to 2, one per core)
  *     --misses N           print up to N missed links per group on stderr
  *     --json               one JSON document on stdout
  * Every request that is not file:// is blocked: nothing leaves the machine.
@@ -239,7 +239,7 @@ function parseArgs(argv: string[]): { inputs: string[]; json: boolean; pages: nu
   const num = (k: string) => (flags.has(k) ? Number(flags.get(k)) : undefined);
   const db = { threshold: num('--thresh'), boxThreshold: num('--box-thresh'), unclipRatio: num('--unclip') };
   const reader: OcrOptions = {
-    detLimitSide: num('--det-side'), minScore: num('--min-score'), concurrency: num('--concurrency'),
+    detLimitSide: num('--det-side'), minScore: num('--min-score'), workers: num('--workers'),
     db: Object.fromEntries(Object.entries(db).filter(([, v]) => v !== undefined)),
     rec: num('--rec-min-width') !== undefined ? { minWidth: num('--rec-min-width')! } : {},
   };

@@ -7,9 +7,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RawImage } from '../src/screen/types.js';
-import { OcrReader } from '../src/screen/text/ocr.js';
+import { OcrReader, shareLines } from '../src/screen/text/ocr.js';
 import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEFAULTS } from '../src/screen/text/ocr_detect.js';
 import { packBgr } from '../src/screen/text/ocr_image.js';
 import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
@@ -121,6 +122,26 @@ describe('recognition helpers', () => {
   });
 });
 
+describe('shareLines', () => {
+  test('cuts the lines, in order, into at most k non-empty runs of about equal cost', () => {
+    expect(shareLines([10, 10, 10, 10], 2)).toEqual([[0, 1], [2, 3]]);
+    expect(shareLines([30, 5, 5, 5, 5], 2)).toEqual([[0], [1, 2, 3, 4]]);
+    expect(shareLines([7], 3)).toEqual([[0]]);
+    expect(shareLines([], 2)).toEqual([[]]);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 4 }), (costs, k) => {
+        const runs = shareLines(costs, k);
+        expect(runs.flat()).toEqual(costs.map((_, i) => i));
+        expect(runs.length).toBeLessThanOrEqual(k);
+        for (const r of runs) expect(r.length).toBeGreaterThan(0);
+        const total = costs.reduce((a, c) => a + c, 0);
+        // No run but the last starts later than its fair share of the cost plus one line.
+        for (const r of runs) expect(r.slice(0, -1).reduce((a, i) => a + costs[i]!, 0)).toBeLessThanOrEqual(total / k + Math.max(...costs));
+      }),
+    );
+  });
+});
+
 /** Words drawn on white at known places, as RGB. */
 async function wordsImage(words: Array<{ text: string; x: number; y: number; size: number }>, width: number, height: number): Promise<RawImage> {
   const body = words.map((w) => `<text x="${w.x}" y="${w.y}" font-family="DejaVu Sans" font-size="${w.size}" fill="#202124">${w.text}</text>`).join('');
@@ -189,6 +210,22 @@ describe('real OCR (PP-OCRv4)', () => {
     expect(Math.abs(lines![1]!.box[0] * 2400 - 1210)).toBeLessThan(12);
   });
 
+  test('worker threads (the compiled reader, as the CLI runs it) read what this thread reads, one image or many', async () => {
+    const dist = new URL('../dist/src/screen/text/ocr.js', import.meta.url);
+    expect(existsSync(dist), 'dist/ is built by npm ci (the prepare script)').toBe(true);
+    const { OcrReader: Compiled } = (await import(dist.href)) as { OcrReader: typeof OcrReader };
+    const pool = await Compiled.load({ workers: 2 });
+    try {
+      expect(pool.workers).toBe(2);
+      const img = await wordsImage(words, W, H);
+      const inThread = await ocr.read([img]);
+      expect(await pool.read([img])).toEqual(inThread);
+      expect(await pool.read([img, img, img])).toEqual([inThread[0], inThread[0], inThread[0]]);
+    } finally {
+      await pool.dispose();
+    }
+  });
+
   test('a bad image is an InputError naming it', async () => {
     await expect(ocr.read([{ width: 10, height: 10, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch.*expected/);
   });
@@ -211,4 +248,11 @@ test('a model file that is not ONNX gives an InputError naming it', async () => 
   expect(err).toBeInstanceOf(InputError);
   expect((err as Error).message).toMatch(/ch_PP-OCRv4_(det|rec)_infer\.onnx.*not a loadable ONNX model/);
   await ocr.dispose();
+  // The same from worker threads: the error keeps its kind and message across the thread boundary.
+  const { OcrReader: Compiled } = (await import(new URL('../dist/src/screen/text/ocr.js', import.meta.url).href)) as { OcrReader: typeof OcrReader };
+  const pool = await Compiled.load({ modelDir: dir, workers: 2 });
+  const poolErr = await pool.ready().catch((e: unknown) => e);
+  expect((poolErr as Error).name).toBe('InputError');
+  expect((poolErr as Error).message).toMatch(/ch_PP-OCRv4_(det|rec)_infer\.onnx.*not a loadable ONNX model/);
+  await pool.dispose();
 });

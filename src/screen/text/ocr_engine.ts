@@ -1,0 +1,142 @@
+/**
+ * PP-OCRv4 on one thread's onnxruntime sessions: DB detection of text lines, then CTC recognition of
+ * the lines. OcrReader (ocr.ts) runs it in-process or on worker threads (ocr_worker.ts); both paths
+ * are this code, so they read alike.
+ *
+ * Detection runs on a reduced copy (longer side ≤ detLimitSide, again larger for small print) and
+ * gives axis-aligned line boxes (ocr_detect.ts); each box is cropped from the full-resolution image,
+ * resized to height 48 and recognised (ocr_recognize.ts).
+ */
+import * as ort from 'onnxruntime-node';
+import type { RawImage } from '../types.js';
+import { InputError } from '../../util/errors.js';
+import { DB_DEFAULTS, dbBoxes, detectionSize, secondPassLimit, toSourceBox, type DbParams, type MapBox } from './ocr_detect.js';
+import { cropResizeRgb, packBgr, resizeRgb, type PixelBox } from './ocr_image.js';
+import { MODELS_PACKAGE, type OcrModelPaths } from './ocr_models.js';
+import { REC_HEIGHT, ctcGreedy, planBatches, recWidth, type BatchLimits, type Decoded } from './ocr_recognize.js';
+
+export interface AdaptiveDetection {
+  minTextHeight: number;
+  targetTextHeight: number;
+}
+
+/** Every setting that changes what the engine reads or how fast (OcrOptions resolved). */
+export interface EngineSettings {
+  detLimitSide: number;
+  adaptive: AdaptiveDetection;
+  db: DbParams;
+  /** onnxruntime intra-op threads per session. */
+  threads: number;
+  rec: BatchLimits;
+}
+
+export const ENGINE_DEFAULTS = {
+  detLimitSide: 960,
+  adaptive: { minTextHeight: 15, targetTextHeight: 20 } satisfies AdaptiveDetection,
+  db: DB_DEFAULTS,
+  rec: { maxBatch: 1, maxColumns: 512, maxSpread: 1.3, minWidth: 64 } satisfies BatchLimits,
+} as const;
+
+/**
+ * The detector's normalisation: ImageNet's mean/std, matched to the planes (B, G, R). PP-OCR's own
+ * pipeline applies the RGB-ordered list to BGR planes; the two read the same on our tests and on
+ * real pages (ocr_accuracy), and this order keeps small print on a full screen split into words.
+ * The recogniser maps bytes to [−1, 1].
+ */
+const DET_MEAN = [0.406, 0.456, 0.485], DET_STD = [0.225, 0.224, 0.229];
+const REC_MEAN = [0.5, 0.5, 0.5], REC_STD = [0.5, 0.5, 0.5];
+/** Lines wider than this (at height 48) are squeezed; a 1080-px-wide screen's full-width line is ~1300. */
+const REC_MAX_WIDTH = 4096;
+
+interface Sessions {
+  det: ort.InferenceSession;
+  rec: ort.InferenceSession;
+}
+
+export class OcrEngine {
+  private sessions?: Promise<Sessions>;
+
+  constructor(
+    private readonly paths: OcrModelPaths,
+    private readonly chars: readonly string[],
+    private readonly s: EngineSettings,
+  ) {}
+
+  /** Creates the ONNX sessions now (once); later calls return the same ones. */
+  ready(): Promise<Sessions> {
+    const o: ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: this.s.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+      // Idle pool threads sleep instead of spinning: the cores are shared with the rest of the
+      // pipeline (and other jobs), where spinning burns the time another thread needs.
+      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+    };
+    const open = (path: string) =>
+      ort.InferenceSession.create(path, o).catch((err: unknown) => {
+        throw new InputError(`not a loadable ONNX model (${(err as Error).message}); reinstall ${MODELS_PACKAGE}`, path);
+      });
+    this.sessions ??= Promise.all([open(this.paths.detection), open(this.paths.recognition)]).then(([det, rec]) => ({ det, rec }));
+    return this.sessions;
+  }
+
+  /** Line boxes in source pixels (non-empty): one DB pass, and a larger one when the lines came out too small. */
+  async detect(rgb: RawImage): Promise<PixelBox[]> {
+    const { det } = await this.ready();
+    let pass = await this.detectAt(det, rgb, this.s.detLimitSide);
+    const { minTextHeight, targetTextHeight } = this.s.adaptive;
+    const again = minTextHeight > 0
+      ? secondPassLimit(pass.boxes.map((b) => b.y1 - b.y0), this.s.detLimitSide, Math.max(rgb.width, rgb.height), minTextHeight, targetTextHeight)
+      : undefined;
+    if (again !== undefined) pass = await this.detectAt(det, rgb, again);
+    return pass.boxes
+      .map((b) => toSourceBox(b, pass.width, pass.height, rgb.width, rgb.height))
+      .filter((b) => b.x1 > b.x0 && b.y1 > b.y0);
+  }
+
+  /** DB boxes in map pixels with the detector's input at `limit` on the longer side. */
+  private async detectAt(det: ort.InferenceSession, rgb: RawImage, limit: number): Promise<{ boxes: MapBox[]; width: number; height: number }> {
+    const size = detectionSize(rgb.height, rgb.width, limit);
+    const pixels = await resizeRgb(rgb, size.width, size.height);
+    const x = new Float32Array(3 * size.height * size.width);
+    packBgr(pixels, size.width, size.height, x, 0, size.width, DET_MEAN, DET_STD);
+    const res = await det.run({ [det.inputNames[0]!]: new ort.Tensor('float32', x, [1, 3, size.height, size.width]) });
+    const prob = res[det.outputNames[0]!]!;
+    const [, , height, width] = prob.dims as number[];
+    const boxes = dbBoxes(prob.data as Float32Array, width!, height!, this.s.db);
+    prob.dispose();
+    return { boxes, width: width!, height: height! };
+  }
+
+  /** Text and confidence per box, in the boxes' order. */
+  async recognise(rgb: RawImage, boxes: readonly PixelBox[]): Promise<Decoded[]> {
+    const { rec } = await this.ready();
+    const widths = boxes.map((b) => recWidth(b.x1 - b.x0, b.y1 - b.y0, REC_MAX_WIDTH));
+    const crops = await Promise.all(boxes.map((b, i) => cropResizeRgb(rgb, b, widths[i]!, REC_HEIGHT)));
+    const out: Decoded[] = new Array(boxes.length);
+    for (const plan of planBatches(widths, this.s.rec)) {
+      const n = plan.items.length;
+      const x = new Float32Array(n * 3 * REC_HEIGHT * plan.width); // zero = mid-grey padding after normalisation
+      plan.items.forEach((item, k) => packBgr(crops[item]!, widths[item]!, REC_HEIGHT, x, k, plan.width, REC_MEAN, REC_STD));
+      const res = await rec.run({ [rec.inputNames[0]!]: new ort.Tensor('float32', x, [n, 3, REC_HEIGHT, plan.width]) });
+      const y = res[rec.outputNames[0]!]!;
+      const [, steps, classes] = y.dims as number[];
+      plan.items.forEach((item, k) => (out[item] = ctcGreedy(y.data as Float32Array, k, steps!, classes!, this.chars)));
+      y.dispose();
+    }
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    const s = this.sessions;
+    this.sessions = undefined;
+    const loaded = s ? await s.catch(() => undefined) : undefined; // a failed load has nothing to release
+    if (loaded) await Promise.all([loaded.det.release(), loaded.rec.release()]);
+  }
+}
+
+/** Recognition cost of a line, for sharing lines between workers: its input columns. */
+export function lineCost(b: PixelBox): number {
+  return recWidth(b.x1 - b.x0, b.y1 - b.y0, REC_MAX_WIDTH);
+}
