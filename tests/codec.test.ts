@@ -187,6 +187,26 @@ describe('decodeTarget', () => {
   });
 });
 
+describe('tapStep and writesPointNext', () => {
+  it('name the step whose input is a tap\'s type token, for every gold tap, and no step for anything else', () => {
+    fc.assert(
+      fc.property(planArb, goldAction, (plan, gold) => {
+        const target = codec.encodeTarget(plan, gold, GOALS[0]);
+        const step = codec.tapStep(target);
+        const normal = normalizeAction(gold);
+        if (normal.action_type !== ActionType.DUAL_POINT || !isTap(normal.touch_yx, normal.lift_yx)) {
+          expect(step).toBe(-1);
+          return;
+        }
+        expect(target[step - 1]).toBe(codec.typeId(ActionType.DUAL_POINT));
+        expect(codec.writesPointNext(target.slice(0, step))).toBe(true);
+        expect(target.slice(0, step + 1).some((_, k) => k !== step && codec.writesPointNext(target.slice(0, k)))).toBe(false);
+      }),
+    );
+    expect(codec.tapStep(codec.encodeTarget([ActionType.DUAL_POINT], swipe([0.8, 0.5], [0.2, 0.5])))).toBe(-1);
+  });
+});
+
 describe('encodeInput', () => {
   it('writes goal, <hist>, the compact previous actions oldest first, then eos', () => {
     const history = [tap(0.2349, 0.4651), typed('lg ultragear'), act(ActionType.PRESS_ENTER), swipe([0.9, 0.5], [0.1, 0.52])];

@@ -66,25 +66,27 @@ describe('eval', () => {
     expect(differ).toBe(true);
   });
 
-  it('a grounded checkpoint reads taps off the attention by default: same actions, taps moved to patch centres', async () => {
-    const run = (tapFrom: 'auto' | 'attention' | 'tokens') => evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, tapFrom });
-    const [auto, attention, tokens] = [await run('auto'), await run('attention'), await run('tokens')];
-    expect(auto.predictions).toEqual(attention.predictions);
+  it('a grounded checkpoint reads taps off its pointer by default, or off the attention when asked: same actions, taps moved to patch centres', async () => {
+    const run = (tapFrom: 'auto' | 'pointer' | 'attention' | 'tokens') => evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, tapFrom });
+    const [auto, pointer, attention, tokens] = [await run('auto'), await run('pointer'), await run('attention'), await run('tokens')];
+    expect(auto.predictions).toEqual(pointer.predictions);
     const manifest = JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8'));
     // The synthetic screens are 160×320; the encoder's layout says where each patch of such a screen lies.
     const layout = patchLayout(manifest.encoder, { width: 160, height: 320 })!;
     const centres = Array.from({ length: manifest.encoder.patches }, (_, p) => JSON.stringify(patchCentre(p, layout)));
-    let taps = 0;
-    attention.predictions.forEach((p, i) => {
-      const t = tokens.predictions[i]!;
-      expect(p.pred?.action_type).toBe(t.pred?.action_type);
-      if (p.pred && isTapAction(p.pred)) {
-        taps++;
-        expect(centres).toContain(JSON.stringify(p.pred.touch_yx));
-        expect(p.pred.lift_yx).toEqual(p.pred.touch_yx);
-      } else expect(p.pred).toEqual(t.pred);
-    });
-    expect(taps).toBeGreaterThan(0);
+    for (const moved of [pointer, attention]) {
+      let taps = 0;
+      moved.predictions.forEach((p, i) => {
+        const t = tokens.predictions[i]!;
+        expect(p.pred?.action_type).toBe(t.pred?.action_type);
+        if (p.pred && isTapAction(p.pred)) {
+          taps++;
+          expect(centres).toContain(JSON.stringify(p.pred.touch_yx));
+          expect(p.pred.lift_yx).toEqual(p.pred.touch_yx);
+        } else expect(p.pred).toEqual(t.pred);
+      });
+      expect(taps).toBeGreaterThan(0);
+    }
   });
 
   it('refuses shards made by another encoder', async () => {

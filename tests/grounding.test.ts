@@ -2,8 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../src/backend.js';
-import type { YX } from '../src/data/types.js';
-import { groundingLoss, groundingPatches } from '../src/model/grounding.js';
+import type { Box, YX } from '../src/data/types.js';
+import { groundingLabels, groundingLoss, groundingPatches } from '../src/model/grounding.js';
 import { gridLayout } from '../src/model/pointer.js';
 import { groundTargetBatch } from '../src/model/batch.js';
 import '../src/model/register_gradients.js';
@@ -89,5 +89,15 @@ describe('groundTargetBatch', () => {
       [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     ]);
     tf.dispose([screen, ...Object.values(texts)]);
+  });
+});
+
+describe('groundingLabels', () => {
+  it('a tap on an icon also names the text item that labels it (directly under it, centred), not its neighbours', () => {
+    const icons: Box[] = [[0.3, 0.1, 0.08, 0.16], [0.3, 0.5, 0.08, 0.16]];
+    const texts: Box[] = [[0.39, 0.1, 0.02, 0.16], [0.39, 0.5, 0.02, 0.16], [0.5, 0.1, 0.02, 0.16]];
+    expect(groundingLabels([0.34, 0.18], icons, texts)).toEqual([0]);
+    expect(groundingLabels([0.34, 0.58], icons, texts)).toEqual([1]);
+    expect(groundingLabels([0.6, 0.58], icons, texts)).toEqual([]);
   });
 });

@@ -18,9 +18,9 @@ function firstStepLogits(model: AutoUiModel, batch: ReturnType<typeof randomBatc
   const h = model.encode(batch.inputIds, batch.inputMask, batch.screen);
   const state = model.startDecoding(h, batch.inputMask);
   const tokens = tf.fill([batch.inputIds.shape[0]], model.config.decoderStartTokenId, 'int32') as tf.Tensor1D;
-  const { logits, state: next } = model.decodeStep(state, tokens);
+  const { logits, hidden, state: next } = model.decodeStep(state, tokens);
   model.disposeDecoding(next);
-  tf.dispose([h, tokens]);
+  tf.dispose([h, tokens, hidden]);
   return logits;
 }
 

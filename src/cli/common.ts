@@ -46,7 +46,7 @@ export function subsetFractionOption(name: string): (v: string) => Record<string
 
 /** `--tap-from`, shared by eval, predict and serve so all three decode taps alike (model/pointer.ts). */
 export function tapFromOption(): Option {
-  return new Option('--tap-from <source>', "where a decoded tap lands: the screen attention's arg-max patch, the coordinate tokens, or auto (attention for checkpoints trained with the grounding loss on a patch grid)")
+  return new Option('--tap-from <source>', "where a decoded tap lands: the screen token the decoder's tap pointer picks, the one the screen attention looks at most, the coordinate tokens, or auto (the pointer for checkpoints that have one, else the attention for checkpoints trained with the grounding loss on a patch grid)")
     .choices(TAP_SOURCES)
     .default('auto');
 }

@@ -20,6 +20,7 @@ const RECIPE_FLAGS = {
   groundWeight: ['--ground-weight <w>', 'groundWeight', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone)', floatOption('--ground-weight')],
   referWeight: ['--refer-weight <w>', 'referWeight', 'weight of the referring loss that points the screen attention at each annotated text (0 = off)', floatOption('--refer-weight')],
   referPerRow: ['--refer-per-row <k>', 'referPerRow', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1)],
+  pointerWeight: ['--pointer-weight <w>', 'pointerWeight', "weight of the decoder tap pointer's loss (0 = no pointer: taps from the screen attention)", floatOption('--pointer-weight')],
   relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel')],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],
   valRows: ['--val-rows <n>', 'valRows', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows')],

@@ -4,6 +4,7 @@ import { disposeScreenBatch, inputBatch, screenBatch, tableScreen, type EncodedS
 import { greedyDecode, type IncrementalDecoder } from '../infer/generate.js';
 import type { ActionCodec } from '../model/codec.js';
 import { TargetConstraint } from '../model/constrained.js';
+import type { TapSource } from '../model/pointer.js';
 import type { ScoredItem } from './metrics.js';
 import { progress } from '../util/progress.js';
 import * as tf from '@tensorflow/tfjs-core';
@@ -21,8 +22,8 @@ export interface PredictOptions {
   rows?: readonly number[];
   quiet?: boolean;
   label?: string;
-  /** Read taps from the screen attention (model/pointer.ts); default: the coordinate tokens. */
-  tapsFromAttention?: boolean;
+  /** Where decoded taps land (model/pointer.ts); default: the coordinate tokens. */
+  taps?: TapSource;
 }
 
 /**
@@ -42,7 +43,7 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
     const chunk = order.slice(i, i + bs);
     const screens = screenBatch(chunk.map((r) => tableScreen(split, r)), table.encoder, codec.tokenizer.padId, opts.blind);
     const inputs = inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId);
-    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { tapsFromAttention: opts.tapsFromAttention });
+    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps });
     tf.dispose([inputs.inputIds, inputs.inputMask]);
     disposeScreenBatch(screens);
     chunk.forEach((r, b) => {

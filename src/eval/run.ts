@@ -35,7 +35,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     blind: opts.blind,
     batchSize: opts.batchSize,
     quiet: opts.quiet,
-    tapsFromAttention: ckpt.tapsFromAttention,
+    taps: ckpt.taps,
     label: opts.blind ? 'eval (blind)' : 'eval',
   });
   ckpt.model.dispose();

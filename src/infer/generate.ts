@@ -1,22 +1,25 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { Encoded } from '../model/autoui.js';
 import type { ScreenBatch } from '../model/batch.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { TargetConstraint, type ConstraintState } from '../model/constrained.js';
-import type { Fusion } from '../model/fusion.js';
-import { attentionPointer, tapAt } from '../model/pointer.js';
+import { argmaxCentres, attentionPointer, tapAt, type TapSource } from '../model/pointer.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
+import type { YX } from '../data/types.js';
 
 /**
- * What decoding needs from a model: fused encoder states (with the screen attention, where taps may
- * be read from), then one token at a time with cached keys/values.
+ * What decoding needs from a model: fused encoder states (with the screen attention and the screen
+ * tokens, where taps may be read from), then one token at a time with cached keys/values, and (for
+ * models with one) the tap pointer over a decoder state.
  */
 export interface IncrementalDecoder<State> {
   readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number };
-  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training?: boolean, texts?: TextItemsBatch): Fusion;
+  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training?: boolean, texts?: TextItemsBatch): Encoded;
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
-  decodeStep(state: State, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: State };
+  decodeStep(state: State, tokens: tf.Tensor1D): { hidden: tf.Tensor2D; logits: tf.Tensor2D; state: State };
   /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
   disposeDecoding(state: State): void;
+  pointTaps?(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D;
 }
 
 export interface Generated {
@@ -28,23 +31,26 @@ export interface Generated {
  * Batched greedy decoding under the target grammar: at every step the logits of tokens the grammar
  * forbids are −∞, so the model can only emit well-formed actions; a sequence that runs out of length
  * is reported invalid, never repaired. Typed text is copied from the goal when the codec copies
- * (constrained.ts). With `tapsFromAttention` (and screen layouts), a decoded tap lands on the centre
- * of the screen token the interaction attends to most instead of its coordinate tokens (model/pointer.ts).
+ * (constrained.ts). With `taps` 'attention' or 'pointer' (and screen layouts), a decoded tap lands on
+ * the centre of the screen token the interaction attends to most, or the decoder's pointer picks,
+ * instead of its coordinate tokens (model/pointer.ts).
  */
 export function greedyDecode<S>(
   model: IncrementalDecoder<S>,
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } & ScreenBatch,
-  opts: { tapsFromAttention?: boolean; maxLen?: number } = {},
+  opts: { taps?: TapSource; maxLen?: number } = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;
   const maxLen = opts.maxLen ?? codec.config.maxTargetTokens;
-  const { fused, gate, attention } = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, false, batch.texts);
-  const pointers = opts.tapsFromAttention && batch.layouts ? attentionPointer(attention, batch.inputMask, batch.layouts) : null;
-  let state = model.startDecoding(fused, batch.inputMask);
-  tf.dispose([fused, gate, attention]);
+  const encoded = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, false, batch.texts);
+  const taps = batch.layouts ? opts.taps ?? 'tokens' : 'tokens';
+  const fromAttention = taps === 'attention' ? attentionPointer(encoded.attention, batch.inputMask, batch.layouts!) : null;
+  // The pointer reads the decoder's state at the step that writes a tap's first coordinate (codec.writesPointNext).
+  const tapStates = taps === 'pointer' ? new Float32Array(B * encoded.fused.shape[2]) : null;
+  let state = model.startDecoding(encoded.fused, batch.inputMask);
   const inputs = batch.inputIds.arraySync();
   const states: ConstraintState[] = inputs.map((ids) => constraint.initial(codec.goalIds(ids)));
   const out: number[][] = Array.from({ length: B }, () => []);
@@ -55,6 +61,8 @@ export function greedyDecode<S>(
     const r = model.decodeStep(state, tokenT);
     tokenT.dispose();
     state = r.state;
+    if (tapStates) keepTapStates(r.hidden, out, codec, tapStates);
+    r.hidden.dispose();
     constraint.fillMasks(states, masks);
     const nextT = tf.tidy(() => {
       const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
@@ -72,9 +80,34 @@ export function greedyDecode<S>(
     }
   }
   model.disposeDecoding(state);
+  const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch) : null);
+  tf.dispose(Object.values(encoded));
   return out.map((ids, b) => {
     if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` } };
     const result = codec.decodeTarget(ids);
-    return { ids, result: result.ok && pointers ? { ...result, action: tapAt(result.action, pointers[b]!) } : result };
+    return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result };
   });
+}
+
+/** Copies the decoder states [B, d] of the rows whose next token is a tap's first coordinate into `into` [B·d]. */
+function keepTapStates(hidden: tf.Tensor2D, generated: readonly number[][], codec: ActionCodec, into: Float32Array): void {
+  const rows = generated.flatMap((ids, b) => (codec.writesPointNext(ids) ? [b] : []));
+  if (rows.length === 0) return;
+  const d = hidden.shape[1];
+  const data = hidden.dataSync();
+  for (const b of rows) into.set(data.subarray(b * d, (b + 1) * d), b * d);
+}
+
+/** Per row, the centre of the screen token the tap pointer picks from the kept decoder states. */
+function pointed<S>(model: IncrementalDecoder<S>, states: Float32Array, e: Encoded, batch: { inputMask: tf.Tensor2D } & ScreenBatch): YX[] {
+  if (!model.pointTaps) throw new Error('greedyDecode: taps from the pointer need a model with pointTaps');
+  const [b, , d] = e.fused.shape;
+  const hidden = tf.tensor2d(states, [b, d]);
+  const probs = model.pointTaps(hidden, e, batch.inputMask);
+  hidden.dispose();
+  try {
+    return argmaxCentres(probs, batch.layouts!);
+  } finally {
+    probs.dispose();
+  }
 }

@@ -6,7 +6,7 @@ import { ActionCodec } from '../model/codec.js';
 // Registers the Hugging Face tokenizer kind, which checkpoints trained with --init carry.
 import '../model/hf_tokenizer.js';
 import { validateConfig } from '../model/config.js';
-import { tapsFromAttention, type TapSource } from '../model/pointer.js';
+import { tapSource, type TapSource } from '../model/pointer.js';
 import { loadWeightsInto, readCheckpointMeta } from '../model/checkpoint.js';
 import type { AutoUiCheckpointMeta } from '../model/checkpoint.js';
 
@@ -15,13 +15,13 @@ export interface LoadedCheckpoint {
   meta: AutoUiCheckpointMeta;
   model: AutoUiModel;
   codec: ActionCodec;
-  /** Taps come from the screen attention (model/pointer.ts), else from the coordinate tokens. */
-  tapsFromAttention: boolean;
+  /** Where decoded taps land (model/pointer.ts): the decoder's pointer, the screen attention, or the coordinate tokens. */
+  taps: TapSource;
 }
 
 /**
  * Loads a checkpoint directory; a training output dir (with best/ and last/) resolves to its best/.
- * `tapFrom` (default auto) says where decoded taps land, see tapsFromAttention.
+ * `tapFrom` (default auto) says where decoded taps land, see tapSource.
  */
 export async function loadCheckpoint(dir: string, opts: { tapFrom?: TapSource | 'auto' } = {}): Promise<LoadedCheckpoint> {
   await initBackend();
@@ -31,5 +31,6 @@ export async function loadCheckpoint(dir: string, opts: { tapFrom?: TapSource | 
   const model = new AutoUiModel(config, 0);
   await loadWeightsInto(resolved, model.namedWeights());
   const groundWeight = Number(meta.training.groundWeight ?? 0);
-  return { dir: resolved, meta, model, codec: ActionCodec.fromJSON(meta.codec), tapsFromAttention: tapsFromAttention(opts.tapFrom ?? 'auto', meta.encoder.grid, groundWeight) };
+  const taps = tapSource(opts.tapFrom ?? 'auto', { grid: meta.encoder.grid, groundWeight, pointer: config.tapPointer === true });
+  return { dir: resolved, meta, model, codec: ActionCodec.fromJSON(meta.codec), taps };
 }

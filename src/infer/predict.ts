@@ -204,7 +204,7 @@ export class Predictor {
       codec: { ...this.codec.config },
       encoder: this.encoder.info,
       backend: this.backend,
-      tapFrom: this.checkpoint.tapsFromAttention ? 'attention' : 'tokens',
+      tapFrom: this.checkpoint.taps,
       screenText: this.screenText,
       training: trainingSummary(this.checkpoint.meta.training),
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
@@ -258,7 +258,7 @@ export class Predictor {
     const inputs = inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId);
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { tapsFromAttention: this.checkpoint.tapsFromAttention });
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { taps: this.checkpoint.taps });
     } finally {
       tf.dispose([inputs.inputIds, inputs.inputMask]);
       disposeScreenBatch(screens);

@@ -2,9 +2,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import { InputError } from '../util/errors.js';
 import { validateConfig, type ModelConfig } from './config.js';
 import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type FusionWeights } from './fusion.js';
-import { groundingLoss } from './grounding.js';
+import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
+import { tapPointer } from './pointer.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
 import { MATCH_DIM } from './text_match.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
@@ -31,6 +32,8 @@ export interface AutoUiBatch {
   groundTargets?: tf.Tensor2D;
   /** Referring phrases of the screens (train/referring.ts); omitted = no referring loss. */
   refer?: ReferringRows;
+  /** [B] int32: the decoder position whose state points at a tap's target (its input is the tap's type token; codec.tapStep), 0 on rows without a tap; omitted = no pointer loss. */
+  tapAt?: tf.Tensor1D;
 }
 
 /** K phrases per screen: rows b·K .. b·K + K − 1 belong to screen b of the batch. */
@@ -56,13 +59,22 @@ interface ScreenTokens {
   texts: number;
 }
 
-/** Weights of the two losses our training adds to the paper's (0 = off). */
+/** Weights of the losses our training adds to the paper's (0 = off). */
 export interface AuxLossWeights {
   /** Tap grounding (grounding.ts). */
   ground: number;
   /** Referring phrases (train/referring.ts). */
   refer: number;
+  /** The decoder's tap pointer (pointer.ts), on the grounding loss's targets; absent = 0. */
+  pointer?: number;
 }
+
+/** The encoder side as decoding needs it: H_fuse, λ and the attention (Fusion), and the screen tokens the interaction read. */
+export type Encoded = Fusion & {
+  /** H'_screen as the interaction's keys [B, S, d] (with any match), and their mask [B, S] (undefined: all real). */
+  keys: tf.Tensor3D;
+  keyMask?: tf.Tensor2D;
+};
 
 /** Auto-UI: T5 encoder → screen interaction + gated fusion → T5 decoder (paper §3). */
 export class AutoUiModel {
@@ -100,23 +112,27 @@ export class AutoUiModel {
 
   /** Language encoder + screen interaction + gated fusion: H_fuse [B, L, d]. */
   encode(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false, texts?: TextItemsBatch): tf.Tensor3D {
-    const { fused, gate, attention } = this.encodeFull(inputIds, inputMask, screen, screenMask, training, texts);
-    tf.dispose([gate, attention]);
+    const { fused, ...rest } = this.encodeFull(inputIds, inputMask, screen, screenMask, training, texts);
+    tf.dispose(Object.values(rest));
     return fused;
   }
 
-  /** As encode, also returning the fusion gate λ [B, L, d] and the screen attention [B, L, S] over the screen tokens. */
-  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false, texts?: TextItemsBatch): Fusion {
+  /** As encode, also returning the fusion gate λ [B, L, d], the screen attention [B, L, S] and the screen tokens it read. */
+  encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training = false, texts?: TextItemsBatch): Encoded {
     this.checkEncoderInputs(inputIds, inputMask, screen, screenMask, texts);
-    return tf.tidy(() => this.fuse(inputIds, inputMask, { screen, screenMask, texts }, training).fusion);
+    return tf.tidy(() => {
+      const { fusion, keys } = this.fuse(inputIds, inputMask, { screen, screenMask, texts }, training);
+      // The mask may be the caller's own screenMask: a clone (sharing its data) is the result's to dispose.
+      return { ...fusion, keys: keys.keys, ...(keys.mask ? { keyMask: tf.clone(keys.mask) } : {}) };
+    });
   }
 
   /** H_language, H'_screen (screenTokens, matchTokens), then the interaction and gated fusion (fusion.ts); also the screen's tokens before any match. */
-  private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, s: ScreenInputs, training: boolean): { fusion: Fusion; tokens: ScreenTokens } {
+  private fuse(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, s: ScreenInputs, training: boolean): { fusion: Fusion; tokens: ScreenTokens; keys: ScreenTokens } {
     const language = encoderStack(this.params, this.config, inputIds, inputMask, this.rng(training));
     const tokens = this.screenTokens(s);
     const keys = this.matchTokens(tokens, s.texts?.match);
-    return { fusion: fuseScreen(language, keys.keys, keys.mask, this.fusionWeights()), tokens };
+    return { fusion: fuseScreen(language, keys.keys, keys.mask, this.fusionWeights()), tokens, keys };
   }
 
   /**
@@ -187,9 +203,10 @@ export class AutoUiModel {
     }
     this.checkEncoderInputs(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, batch.texts);
     return tf.tidy(() => {
-      const { fusion, tokens } = this.fuse(batch.inputIds, batch.inputMask, batch, training);
+      const { fusion, tokens, keys } = this.fuse(batch.inputIds, batch.inputMask, batch, training);
       const { fused: hFuse, attention } = fusion;
-      const logits = this.decode(hFuse, batch.inputMask, this.shiftRight(labels), training);
+      const hidden = decoderStack(this.params, this.config, this.shiftRight(labels), hFuse, batch.inputMask, this.rng(training));
+      const logits = lmHead(this.params, this.config, hidden);
       const [b, t, v] = logits.shape;
       const flatLabels = tf.reshape(tf.cast(labels, 'int32'), [b * t]) as tf.Tensor1D;
       const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), flatLabels, IGNORE_INDEX);
@@ -199,6 +216,12 @@ export class AutoUiModel {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
       if (batch.refer && weights.refer !== 0) total = tf.add(total, tf.mul(weights.refer, this.referringLoss(tokens, batch.refer, training)));
+      if (this.config.tapPointer && batch.tapAt && batch.groundTargets && weights.pointer) {
+        const t = hidden.shape[1];
+        const atTap = tf.sum(tf.mul(hidden, tf.expandDims(tf.oneHot(tf.cast(batch.tapAt, 'int32'), t), 2)), 1) as tf.Tensor2D; // [B, d]
+        const probs = this.pointTaps(atTap, { attention, keys: keys.keys, keyMask: keys.mask }, batch.inputMask);
+        total = tf.add(total, tf.mul(weights.pointer, groundingLoss(tf.expandDims(probs, 1) as tf.Tensor3D, tf.ones([probs.shape[0], 1]), batch.groundTargets)));
+      }
       return total;
     });
   }
@@ -231,6 +254,15 @@ export class AutoUiModel {
     return groundingLoss(attention, refer.inputMask, refer.targets);
   }
 
+  /**
+   * π [B, S]: the decoder's tap pointer (pointer.ts) over the screen tokens the interaction read,
+   * for decoder states `hidden` [B, d] at the step that writes a tap's first coordinate.
+   */
+  pointTaps(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D {
+    if (!this.config.tapPointer) throw new InputError('this model has no tap pointer (tapPointer is off)', 'pointTaps');
+    return tf.tidy(() => tapPointer(hidden, e.keys, e.keyMask, meanTokenAttention(e.attention, inputMask), this.params.get<tf.Tensor2D>('tap_pointer.weight')));
+  }
+
   /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): DecoderState {
     return startDecoder(this.params, this.config, hFuse, inputMask);
@@ -238,10 +270,11 @@ export class AutoUiModel {
 
   /**
    * Feeds one token per row ([B] int32; the first call gets decoderStartTokenId) and returns the
-   * next-token logits [B, V]. Consumes `state` (its self-attention cache is disposed): continue with
-   * the returned state and release the last one with disposeDecoding().
+   * next-token logits [B, V] and the decoder's final states [B, d] (what the tap pointer reads).
+   * Consumes `state` (its self-attention cache is disposed): continue with the returned state and
+   * release the last one with disposeDecoding().
    */
-  decodeStep(state: DecoderState, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: DecoderState } {
+  decodeStep(state: DecoderState, tokens: tf.Tensor1D): { hidden: tf.Tensor2D; logits: tf.Tensor2D; state: DecoderState } {
     if (tokens.rank !== 1 || tokens.shape[0] !== state.batchSize) {
       throw new InputError(`tokens must be [B=${state.batchSize}], got [${tokens.shape.join(', ')}]`, 'decodeStep');
     }

@@ -12,7 +12,7 @@ import type { AitwAction, Box } from '../data/types.js';
 import type { ScreenText } from '../screen/text/types.js';
 import { patchIsReal, patchLayout, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ActionCodec } from './codec.js';
-import { groundingPatches, groundingTexts } from './grounding.js';
+import { groundingLabels, groundingPatches, groundingTexts } from './grounding.js';
 import type { ScreenLayout } from './pointer.js';
 import { BOX_CODE_DIM, boxCode, type TextItemsBatch } from './screen_text.js';
 import { MATCH_DIM, MatchQuery, matchFeatures } from './text_match.js';
@@ -191,19 +191,23 @@ export function screenTokenCount(s: Pick<ScreenBatch, 'screen' | 'texts'>): numb
   return s.screen.shape[1] + (s.texts?.mask.shape[1] ?? 0);
 }
 
-/** The screen tokens a tap names: patches around it and text items under it, as indices into [patches ; texts]. */
-export function tapTargets(tap: AitwAction, layout: ScreenLayout): number[] {
+/**
+ * The screen tokens a tap names, as indices into [patches ; texts]: patches around it, text items
+ * under it, and the label of an icon under it (`icons`: the screen's untexted boxes).
+ */
+export function tapTargets(tap: AitwAction, layout: ScreenLayout, icons: readonly Box[] = []): number[] {
   if (!isTapAction(tap)) return [];
   const P = layout.patches.grid[0] * layout.patches.grid[1];
-  return [...groundingPatches(tap.touch_yx, layout.patches), ...groundingTexts(tap.touch_yx, layout.texts).map((i) => P + i)];
+  const texts = new Set([...groundingTexts(tap.touch_yx, layout.texts), ...groundingLabels(tap.touch_yx, icons, layout.texts)]);
+  return [...groundingPatches(tap.touch_yx, layout.patches), ...[...texts].map((i) => P + i)];
 }
 
-/** [B, S] grounding targets: 1 on the screen tokens around each gold tap, rows of other actions all 0. */
-export function groundTargetBatch(actions: readonly AitwAction[], screens: ScreenBatch): tf.Tensor2D {
+/** [B, S] grounding targets: 1 on the screen tokens around each gold tap, rows of other actions all 0; `icons[b]`: screen b's untexted boxes. */
+export function groundTargetBatch(actions: readonly AitwAction[], screens: ScreenBatch, icons: readonly (readonly Box[])[] = []): tf.Tensor2D {
   const S = screenTokenCount(screens);
   const data = new Float32Array(actions.length * S);
   actions.forEach((a, b) => {
-    for (const k of tapTargets(a, screens.layouts![b]!)) data[b * S + k] = 1;
+    for (const k of tapTargets(a, screens.layouts![b]!, icons[b])) data[b * S + k] = 1;
   });
   return tf.tensor2d(data, [actions.length, S]);
 }

@@ -152,6 +152,24 @@ export class ActionCodec {
     return k >= 0 && k < TYPE_TOKEN_ORDER.length ? TYPE_TOKEN_ORDER[k] : undefined;
   }
 
+  /**
+   * The position of a target whose decoder state writes a tap's first coordinate (its input is the
+   * tap's type token): where the tap pointer reads the decoder (model/pointer.ts). −1 when the target's
+   * action is not a tap.
+   */
+  tapStep(target: readonly number[]): number {
+    const a = target.indexOf(this.actId);
+    if (a < 0 || target[a + 1] !== this.typeIds[ActionType.DUAL_POINT]) return -1;
+    const [ty, tx, ly, lx] = target.slice(a + 2, a + 6);
+    return ty === ly && tx === lx ? a + 2 : -1;
+  }
+
+  /** Whether the next token after `generated` is the first coordinate of a DUAL_POINT action (the step tapStep names). */
+  writesPointNext(generated: readonly number[]): boolean {
+    const n = generated.length;
+    return n >= 2 && generated[n - 2] === this.actId && generated[n - 1] === this.typeIds[ActionType.DUAL_POINT];
+  }
+
   /** Grid index of a normalised coordinate. */
   quantize(v: number): number {
     return Math.round(v * this.config.coordBins);

@@ -20,8 +20,10 @@ export interface ModelConfig {
   screenDim: number;
   /** The screen's text items join the patches as screen tokens (screen_text.ts); absent = false, the paper's model. */
   screenText?: boolean;
-  /** Each text item also carries its lexical match with the input (screen_text.ts); absent = false. Needs screenText. */
+  /** Each text item also carries its lexical match with the goal (text_match.ts); absent = false. Needs screenText. */
   textMatch?: boolean;
+  /** A tap's point comes from the decoder pointer over the screen tokens (pointer.ts, `tap_pointer.weight`); absent = false. */
+  tapPointer?: boolean;
   padTokenId: number;
   eosTokenId: number;
   decoderStartTokenId: number;
@@ -93,6 +95,7 @@ export function validateConfig(config: ModelConfig, where = 'model config'): Mod
   if (config.screenText !== undefined && typeof config.screenText !== 'boolean') throw new InputError(`screenText must be a boolean, got ${JSON.stringify(config.screenText)}`, where);
   if (config.textMatch !== undefined && typeof config.textMatch !== 'boolean') throw new InputError(`textMatch must be a boolean, got ${JSON.stringify(config.textMatch)}`, where);
   if (config.textMatch && !config.screenText) throw new InputError('textMatch needs screenText: there is no screen text to match', where);
+  if (config.tapPointer !== undefined && typeof config.tapPointer !== 'boolean') throw new InputError(`tapPointer must be a boolean, got ${JSON.stringify(config.tapPointer)}`, where);
   if (typeof config.tieWordEmbeddings !== 'boolean') throw new InputError(`tieWordEmbeddings must be a boolean, got ${JSON.stringify(config.tieWordEmbeddings)}`, where);
   if (typeof config.layerNormEpsilon !== 'number' || !(config.layerNormEpsilon > 0)) {
     throw new InputError(`layerNormEpsilon must be a positive number, got ${JSON.stringify(config.layerNormEpsilon)}`, where);

@@ -42,6 +42,21 @@ export function groundingTexts(tap: YX, boxes: readonly Box[]): number[] {
   return out;
 }
 
+/** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
+const LABEL_GAP = 0.03;
+const LABEL_ALIGN = 0.03;
+
+/** Whether the text box `label` names `icon`: it sits directly under it, centred on it, as app grids (launchers, drawers, share sheets) lay labels out. */
+export function labels([ly, lx, , lw]: Box, [y, x, h, w]: Box): boolean {
+  return Math.abs(x + w / 2 - (lx + lw / 2)) < LABEL_ALIGN && ly - (y + h) >= 0 && ly - (y + h) < LABEL_GAP;
+}
+
+/** Text items (indices) that label an icon under the tap: a tap on a launcher icon is a tap on the thing its label names. */
+export function groundingLabels(tap: YX, icons: readonly Box[], texts: readonly Box[]): number[] {
+  const under = icons.filter(([y, x, h, w]) => tap[0] >= y && tap[0] <= y + h && tap[1] >= x && tap[1] <= x + w);
+  return texts.flatMap((t, i) => (under.some((icon) => labels(t, icon)) ? [i] : []));
+}
+
 /** ā [B, S]: the screen attention [B, L, S] over the screen tokens, averaged over the real tokens (inputMask [B, L], 1 = real). */
 export function meanTokenAttention(attention: tf.Tensor3D, inputMask: tf.Tensor2D): tf.Tensor2D {
   if (hasFused('meanTokenAttention')) return fusedMeanTokenAttention(attention, inputMask);

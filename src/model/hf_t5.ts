@@ -39,7 +39,9 @@ export interface HfT5Init {
 export const AUTOUI_EXTRA_TENSORS = ['screen_proj.weight', 'screen_proj.bias', 'fusion.gate_lang.weight', 'fusion.gate_attn.weight', 'fusion.gate_attn.bias'] as const;
 /** The text channel's tensors (models with screenText only). */
 export const TEXT_TENSORS = ['text_proj.weight', 'text_proj.bias', 'text_match.weight'] as const;
-const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS]);
+/** The decoder's tap pointer (models with tapPointer only). */
+export const POINTER_TENSORS = ['tap_pointer.weight'] as const;
+const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS, ...POINTER_TENSORS]);
 
 type Json = Record<string, unknown>;
 
@@ -223,7 +225,7 @@ export async function initFromHuggingFace(dir: string): Promise<HfT5Init> {
 }
 
 /** The model config for a pretrained language part plus the codec's vocabulary and the encoder's width. */
-export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean; textMatch?: boolean }): ModelConfig {
+export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean; textMatch?: boolean; tapPointer?: boolean }): ModelConfig {
   if (sizes.vocabSize < init.config.vocabSize) {
     throw new InputError(`the codec's vocabulary (${sizes.vocabSize}) is smaller than the checkpoint's (${init.config.vocabSize})`, 'train --init');
   }

@@ -18,6 +18,8 @@ import { MATCH_DIM } from './text_match.js';
  * - `text_proj.weight` [d, d + box code], `text_proj.bias` [d] — W_t and b_t of the screen's text
  *   tokens (screen_text.ts), only when the model reads screen text (`screenText`).
  * - `text_match.weight` [d, MATCH_DIM] — W_m of the items' lexical match (text_match.ts), only with `textMatch`.
+ * - `tap_pointer.weight` [d, d] — W_p of the decoder's tap pointer (pointer.ts), only with `tapPointer`;
+ *   zero at initialisation, so the untrained pointer is the screen attention's look.
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */
@@ -146,6 +148,7 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
     );
     if (config.textMatch) specs.push({ name: 'text_match.weight', shape: [d, MATCH_DIM], init: normal(MATCH_DIM ** -0.5) });
   }
+  if (config.tapPointer) specs.push({ name: 'tap_pointer.weight', shape: [d, d], init: ZEROS });
   return specs;
 }
 

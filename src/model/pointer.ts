@@ -3,20 +3,54 @@ import type { AitwAction, Box, YX } from '../data/types.js';
 import { isTapAction } from '../data/geometry.js';
 import { patchBox, type PatchLayout } from '../screen/vision/encoder.js';
 import { meanTokenAttention } from './grounding.js';
+import { customGrad, dense } from './layers.js';
 import { InputError } from '../util/errors.js';
 
 /*
  * Where a tap lands (our addition, the reading side of the grounding loss): the decoder still
- * chooses the action and its coordinate tokens, but the tap's point is the centre of the screen
- * token the interaction looks at most, arg-max_k ā_k (ā as in grounding.ts) — a patch's cell or a
- * text item's box. Why: the grounding loss trains ā to sit on the tap target directly, while the
- * coordinate tokens learn the place only through the decoder. It needs screen tokens with places and
- * a grounded attention, so `auto` uses it only for checkpoints trained with the grounding loss on an
- * encoder with a patch grid.
+ * chooses the action and its coordinate tokens, but the tap's point is the centre of a screen token
+ * — a patch's cell or a text item's box:
+ *   attention:  arg-max_k ā_k                              (ā as in grounding.ts: the interaction's look)
+ *   pointer:    arg-max_k π_k,  π = softmax((W_p h) Kᵀ/√d + log(ā + ε))
+ * where h is the decoder's state at the step that writes the tap's first coordinate and K the
+ * screen tokens (keys of the interaction). Why: the grounding loss trains ā to sit on the tap target
+ * directly, while the coordinate tokens learn the place only through the decoder; but ā is the
+ * encoder's look, made before any decision, and it cannot tell the second of three "Add to cart"
+ * buttons from the first. The pointer asks the decoder, which has read the goal, the history and its
+ * own plan, to refine that look; W_p starts at zero, so an untrained pointer is the attention's.
+ * Both need screen tokens with places, so `auto` uses the pointer for checkpoints that have one and
+ * the attention for those trained with the grounding loss on an encoder with a patch grid.
  */
 
-export type TapSource = 'tokens' | 'attention';
-export const TAP_SOURCES: readonly (TapSource | 'auto')[] = ['auto', 'attention', 'tokens'];
+export type TapSource = 'tokens' | 'attention' | 'pointer';
+export const TAP_SOURCES: readonly (TapSource | 'auto')[] = ['auto', 'pointer', 'attention', 'tokens'];
+
+/** Keeps the log-prior out of the pointer's gradient: the grounding loss alone trains ā. */
+const PRIOR_FLOOR = 1e-6;
+const constant = customGrad((x: tf.Tensor, _save: tf.GradSaveFunc) => ({ value: tf.clone(x), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) }));
+
+/**
+ * π [B, S]: the decoder pointer over the screen tokens. hidden [B, d] (the decoder's states at the
+ * tap's step), keys [B, S, d] with their mask [B, S] (undefined: all real), prior ā [B, S], W_p [d, d].
+ */
+export function tapPointer(hidden: tf.Tensor2D, keys: tf.Tensor3D, mask: tf.Tensor2D | undefined, prior: tf.Tensor2D, weight: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const d = keys.shape[2];
+    const q = tf.expandDims(dense(hidden, weight), 1); // [B, 1, d]
+    let scores = tf.reshape(tf.matMul(q, keys, false, true), [keys.shape[0], keys.shape[1]]); // [B, S]
+    scores = tf.add(tf.mul(scores, 1 / Math.sqrt(d)), tf.log(tf.add(constant(prior), PRIOR_FLOOR)));
+    if (mask) scores = tf.add(scores, tf.mul(tf.sub(1, tf.cast(mask, 'float32')), -1e9));
+    return tf.softmax(scores) as tf.Tensor2D;
+  });
+}
+
+/** Per row, the centre of arg-max_k of a distribution [B, S] over the screen tokens. */
+export function argmaxCentres(probs: tf.Tensor2D, layouts: readonly ScreenLayout[]): YX[] {
+  const arg = tf.tidy(() => tf.argMax(probs, 1));
+  const best = arg.dataSync();
+  arg.dispose();
+  return Array.from(best, (k, b) => tokenCentre(layouts[b]!, k));
+}
 
 /** Where each screen token of one screen lies: the patches by their layout, then the text items' boxes. */
 export interface ScreenLayout {
@@ -47,10 +81,12 @@ export function tokenCentre(l: ScreenLayout, k: number): YX {
 
 /** Per row, the centre of arg-max_k ā_k; attention [B, L, S] over the screen tokens, inputMask [B, L]. */
 export function attentionPointer(attention: tf.Tensor3D, inputMask: tf.Tensor2D, layouts: readonly ScreenLayout[]): YX[] {
-  const arg = tf.tidy(() => tf.argMax(meanTokenAttention(attention, inputMask), 1));
-  const best = arg.dataSync();
-  arg.dispose();
-  return Array.from(best, (k, b) => tokenCentre(layouts[b]!, k));
+  const mean = meanTokenAttention(attention, inputMask);
+  try {
+    return argmaxCentres(mean, layouts);
+  } finally {
+    mean.dispose();
+  }
 }
 
 /** The action with a tap's touch and lift moved to `yx`; any other action unchanged. */
@@ -59,15 +95,17 @@ export function tapAt(action: AitwAction, yx: YX): AitwAction {
 }
 
 /**
- * Whether taps are read from the attention (else from the coordinate tokens). `auto` picks the
+ * Where taps are read from. `auto` picks the pointer for a checkpoint that has one, else the
  * attention when the encoder has a grid and the checkpoint was trained with the grounding loss
- * (weight > 0); asking for `attention` without a grid is an error, since there is no patch to point at.
+ * (weight > 0), else the coordinate tokens. Asking for the pointer or the attention without a grid is
+ * an error (there is no patch to point at), and for the pointer of a checkpoint without one.
  */
-export function tapsFromAttention(source: TapSource | 'auto', grid: readonly [number, number] | null, groundWeight: number): boolean {
-  if (source === 'tokens') return false;
-  if (source === 'attention') {
-    if (!grid) throw new InputError("taps from the attention need an encoder with a patch grid; this checkpoint's has none (use tokens)", '--tap-from');
-    return true;
-  }
-  return grid !== null && groundWeight > 0;
+export function tapSource(source: TapSource | 'auto', c: { grid: readonly [number, number] | null; groundWeight: number; pointer: boolean }): TapSource {
+  if (source === 'tokens') return 'tokens';
+  if (source !== 'auto' && !c.grid) throw new InputError(`taps from the ${source} need an encoder with a patch grid; this checkpoint's has none (use tokens)`, '--tap-from');
+  if (source === 'pointer' && !c.pointer) throw new InputError('this checkpoint has no tap pointer (trained before it, or with --pointer-weight 0); use attention or tokens', '--tap-from');
+  if (source !== 'auto') return source;
+  if (!c.grid) return 'tokens';
+  if (c.pointer) return 'pointer';
+  return c.groundWeight > 0 ? 'attention' : 'tokens';
 }

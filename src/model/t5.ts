@@ -204,8 +204,8 @@ export function startDecoder(p: ParamStore, config: ModelConfig, memory: tf.Tens
   return state;
 }
 
-/** One decoder step for tokens [B]: logits [B, V] and the next state. The given state's self-attention cache is disposed. */
-export function decoderStep(p: ParamStore, config: ModelConfig, state: DecoderState, tokens: tf.Tensor1D): { logits: tf.Tensor2D; state: DecoderState } {
+/** One decoder step for tokens [B]: the final hidden states [B, d], logits [B, V] and the next state. The given state's self-attention cache is disposed. */
+export function decoderStep(p: ParamStore, config: ModelConfig, state: DecoderState, tokens: tf.Tensor1D): { hidden: tf.Tensor2D; logits: tf.Tensor2D; state: DecoderState } {
   const project = inferenceLinear(p);
   const out = tidyObject(() => {
     const selfBias = attentionBias({
@@ -220,12 +220,12 @@ export function decoderStep(p: ParamStore, config: ModelConfig, state: DecoderSt
       self.push(block.cache!);
     }
     const hidden = rmsNorm(x, p.get(finalNormName('decoder')), config.layerNormEpsilon);
-    return { logits: lmHeadRows(p, config, hidden, project), self };
+    return { hidden, logits: lmHeadRows(p, config, hidden, project), self };
   });
   for (const kv of state.self) tf.dispose([kv.keys, kv.values]);
   const next: DecoderState = { ...state, step: state.step + 1, self: out.self };
   keepState(next);
-  return { logits: out.logits, state: next };
+  return { hidden: out.hidden, logits: out.logits, state: next };
 }
 
 /** Rows [B·L, w] → the same for the batch rows `idx` (in that order). */

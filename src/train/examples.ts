@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { actionAt } from '../data/shards.js';
+import type { Box } from '../data/types.js';
 import type { AutoUiBatch } from '../model/autoui.js';
 import { disposeScreenBatch, EMPTY_TEXTS, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
 import type { Rng } from '../util/rng.js';
@@ -11,11 +12,19 @@ export interface BatchExtras {
   grounding?: boolean;
   /** Add `perRow` referring phrases per screen (referring.ts), drawn by `rng`. */
   refer?: { phrases: readonly (readonly ReferringPhrase[])[]; perRow: number; rng: Rng };
+  /** Add the decoder positions the tap pointer reads (codec.tapStep of each target). */
+  tapStep?: (target: readonly number[]) => number;
 }
 
 /** Row r of a split as recorded: its screen, input, target and gold action. */
 export function splitExample(split: EncodedSplit, r: number): Example {
   return { row: r, input: split.inputs[r]!, target: split.targets[r]!, action: actionAt(split.table, r), texts: split.texts?.[r] ?? null };
+}
+
+/** The untexted boxes (icons) of a row's screen, when the split was loaded with its annotations. */
+function iconsOf(split: EncodedSplit, r: number): Box[] {
+  const ann = split.table.annotations?.[r];
+  return ann ? ann.positions.filter((_, i) => ann.text[i]!.trim() === '') : [];
 }
 
 /** One training batch, with the targets of our auxiliary losses when asked (and the encoder has a patch grid). */
@@ -26,8 +35,9 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   const S = screenTokenCount(screens);
   const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
   return {
-    ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }) } : {}),
+    ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
+    ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
     ...inputBatch(examples.map((ex) => ex.input), padId),
     ...screens,
     labels: (() => {
@@ -39,5 +49,5 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
 
 export function disposeBatch(b: AutoUiBatch): void {
   disposeScreenBatch({ screen: b.screen, screenMask: b.screenMask, texts: b.texts, layouts: null });
-  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : [])]);
 }

@@ -37,6 +37,8 @@ export interface TrainRecipe {
   textMatch: boolean;
   /** Share of training rows swapped, step by step, for a "tap X" task on their own screen (relabel.ts; 0 = off). */
   relabelRate: number;
+  /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
+  pointerWeight: number;
   /**
    * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
    * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
@@ -59,6 +61,7 @@ const COMMON = {
   screenText: true,
   textMatch: true,
   relabelRate: 0.25,
+  pointerWeight: 1,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { Box, UiAnnotations, YX } from '../data/types.js';
 import type { ReferringRows } from '../model/autoui.js';
 import { queryMatchBatch, tableScreen, type EncodedSplit, type EncodedTexts } from '../model/batch.js';
-import { groundingPatches, groundingTexts } from '../model/grounding.js';
+import { groundingPatches, groundingTexts, labels } from '../model/grounding.js';
 import type { ScreenLayout } from '../model/pointer.js';
 import { patchLayout } from '../screen/vision/encoder.js';
 import type { Rng } from '../util/rng.js';
@@ -37,18 +37,13 @@ export const DEFAULT_REFERRING: Readonly<ReferringOptions> = { maxTokens: 16 };
 /** Texts that name something: at least two letters in a row (not clocks, percentages or glyph-only labels). */
 const NAMING = /\p{L}\p{L}/u;
 
-/** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
-const LABEL_GAP = 0.03;
-const LABEL_ALIGN = 0.03;
-
 /**
  * The untexted box (an icon) that the text box `label` names: one directly above it, horizontally
  * centred on it, as app grids (launchers, drawers, share sheets) lay labels out. Taps land on the
  * icon, and the label's own patches see only its lower edge.
  */
 export function labelledIcon(ann: UiAnnotations, label: number): Box | undefined {
-  const [ly, lx, , lw] = ann.positions[label]!;
-  return ann.positions.find(([y, x, h, w], i) => ann.text[i]!.trim() === '' && Math.abs(x + w / 2 - (lx + lw / 2)) < LABEL_ALIGN && ly - (y + h) >= 0 && ly - (y + h) < LABEL_GAP);
+  return ann.positions.find((icon, i) => ann.text[i]!.trim() === '' && labels(ann.positions[label]!, icon));
 }
 
 /**

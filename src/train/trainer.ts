@@ -161,7 +161,8 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
   const resuming = opts.resume && existsSync(join(lastDir, 'trainer_state.json'));
   const previous = resuming ? await readCheckpointMeta<ModelConfig, AutoUiCheckpointMeta['codec'], Manifest['encoder']>(lastDir) : null;
   const screenText = previous ? previous.screenText ?? null : textChannel(opts, manifest);
-  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring, texts: screenText !== null });
+  // Annotations give the referring phrases, and the icons whose labels a grounded tap also names.
+  const trainTable = await loadShards(opts.data, { split: 'train', subsets: opts.subsets, annotations: referring || opts.groundWeight > 0, texts: screenText !== null });
   if (trainTable.rows === 0) throw new InputError('no training rows (is the train split empty?)', opts.data);
   const { meta, codec, pretrained } = previous ? resumed(previous, lastDir, manifest, opts) : await freshMeta(opts, manifest, trainTable, screenText);
   const model = new AutoUiModel(meta.model, opts.seed);
@@ -215,7 +216,9 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
   const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table), { maxWords: opts.vocabWords });
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch };
+  // The pointer learns on the grounding loss's targets, which need a patch grid.
+  const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
@@ -279,9 +282,10 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
+    ...(model.config.tapPointer ? { tapStep: (t: readonly number[]) => codec.tapStep(t) } : {}),
   });
   model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight }), [...run.weights.values()]);
+  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight, pointer: opts.pointerWeight }), [...run.weights.values()]);
   disposeBatch(batch);
   const loss = value.dataSync()[0]!;
   value.dispose();
@@ -354,9 +358,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, pointerWeight, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, pointerWeight, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
