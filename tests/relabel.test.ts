@@ -34,9 +34,23 @@ describe('groundingExample', () => {
     expect(ex.row).toBe(7);
     expect(ex.action).toEqual({ action_type: 4, touch_yx: [0.415, 0.25], lift_yx: [0.415, 0.25], typed_text: '' });
     const decoded = codec.decodeTarget(ex.target);
-    expect(decoded.ok && decoded.plan).toEqual([4, 10]);
+    expect([[4, 10], [4, 5, 10]]).toContainEqual(decoded.ok && decoded.plan);
     expect(ex.texts!.match![3 * MATCH_DIM + 2]).toBe(1); // "data saver" is a whole-word run of the new goal
     expect(ex.texts!.match![0 * MATCH_DIM + 2]).toBe(0);
+  });
+
+  it('a quarter or so are the first step of "open X, then go back", planned tap → back → complete, worded so', () => {
+    const plans = Array.from({ length: 200 }, (_, k) => {
+      const ex = groundingExample(recorded, codec, Rng.from(k))!;
+      const d = codec.decodeTarget(ex.target);
+      const goal = codec.tokenizer.decodeText(ex.input.filter((id) => codec.tokenizer.isTextId(id)));
+      const back = d.ok && d.plan.length === 3;
+      expect(/back|return|previous/.test(goal)).toBe(back);
+      return back;
+    });
+    const backs = plans.filter(Boolean).length;
+    expect(backs).toBeGreaterThan(25);
+    expect(backs).toBeLessThan(75);
   });
 
   it('leaves a screen with nothing to name, or no text channel, alone', () => {

@@ -68,7 +68,13 @@ export interface DemoResult {
 }
 
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
-  const say = (line: string) => o.quiet || process.stderr.write(line + '\n');
+  // Each stage line says when it started, so a user sees where the run's time goes.
+  const t0 = performance.now();
+  const clock = () => {
+    const sec = Math.round((performance.now() - t0) / 1000);
+    return `${Math.floor(sec / 60)}:${String(sec % 60).padStart(2, '0')}`;
+  };
+  const say = (line: string) => o.quiet || process.stderr.write(/^\[(\d|done)/.test(line) ? `${clock()} ${line}\n` : line + '\n');
   const paths = demoPaths(o);
   const data = await buildDemoData(o, paths, say);
   say(`[5/7] training tiny (scratch recipe) → ${paths.checkpoint}`);
@@ -82,6 +88,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards, data.web.heldOut), suite, data.web.linkSets.length > 0 ? await evaluate(paths.heldOutShards, data.web.linkSets) : null) : null;
   say(`[7/7] running ${Math.min(o.runTasks, suite.length)} held-out-site tasks live in Chromium → ${paths.run}`);
   const loop = o.runTasks > 0 && suite.length > 0 ? await closedLoop(t.checkpoint, suite.slice(0, o.runTasks), paths.run, heldOutSites, o.quiet) : null;
+  say('[done]');
   return { checkpoint: t.checkpoint, data: paths.shards, metrics, web, unseenApps, heldOutSites, closedLoop: loop };
 }
 

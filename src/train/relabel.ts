@@ -4,12 +4,14 @@
  * answered by a tap on X, then STATUS_TASK_COMPLETE. While training, a share of each batch's rows
  * (`relabelRate`) is swapped, for that step only, for such a task on the same screen: an item of the
  * screen's own text is named in a goal worded as the web tasks word theirs, and the target is a tap
- * at the item's centre with the plan [DUAL_POINT, STATUS_TASK_COMPLETE] and no history.
+ * at the item's centre with the plan [DUAL_POINT, STATUS_TASK_COMPLETE] and no history — or, for a
+ * quarter of them, the first step of "open X, then go back", planned [DUAL_POINT, PRESS_BACK,
+ * STATUS_TASK_COMPLETE], so the plan follows the whole goal and not its first words.
  * Why: the recorded episodes name a few hundred things, so a model can learn which name sits where
  * instead of learning to find a name it has never seen; drawing the name from whatever the screen
  * says, afresh at every step, asks for the second. Nothing here reaches evaluation or inference.
  */
-import { groundGoal } from '../data/web/goals.js';
+import { backGoal, groundGoal } from '../data/web/goals.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { withGoal, type EncodedTexts } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
@@ -57,16 +59,21 @@ function tapAtCentre([y, x, h, w]: readonly number[]): AitwAction {
   return { action_type: ActionType.DUAL_POINT, touch_yx: yx, lift_yx: [...yx], typed_text: '' };
 }
 
-/** "tap X" on the example's own screen, X one of its nameable items drawn by `rng`; null when it names nothing. */
+/** Share of grounding examples that are the first step of "open X, then go back". */
+const BACK_SHARE = 0.25;
+
+/** "tap X" (or "open X, then go back") on the example's own screen, X one of its nameable items drawn by `rng`; null when it names nothing. */
 export function groundingExample(ex: Example, codec: ActionCodec, rng: Rng): Example | null {
   if (!ex.texts) return null;
   const items = nameableItems(ex.texts);
   if (items.length === 0) return null;
   const i = rng.pick(items);
-  const goal = groundGoal(rng, ex.texts.strings[i]!);
+  const back = rng.chance(BACK_SHARE);
+  const goal = (back ? backGoal : groundGoal)(rng, ex.texts.strings[i]!);
+  const plan = back ? [ActionType.DUAL_POINT, ActionType.PRESS_BACK, ActionType.STATUS_TASK_COMPLETE] : [ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE];
   const action = tapAtCentre(ex.texts.boxes[i]!);
   try {
-    return { row: ex.row, input: codec.encodeInput(goal, []), target: codec.encodeTarget([ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE], action, goal), action, texts: withGoal(ex.texts, goal) };
+    return { row: ex.row, input: codec.encodeInput(goal, []), target: codec.encodeTarget(plan, action, goal), action, texts: withGoal(ex.texts, goal) };
   } catch (e) {
     if (e instanceof InputError) return null; // a name too long for the codec's input: the row stays as recorded
     throw e;
