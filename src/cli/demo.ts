@@ -1,20 +1,12 @@
 import type { Command } from 'commander';
 import { formatReport } from '../eval/format_report.js';
-import { DEMO_DEFAULTS, runDemo, type DemoResult } from '../pipeline/demo.js';
+import { DEMO_DEFAULTS, runDemo, type DemoOptions, type DemoResult } from '../pipeline/demo.js';
 import { RECIPES } from '../train/recipes.js';
 import type { TrainRecipe } from '../train/recipes.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 
-interface DemoCliOptions {
-  out?: string;
-  checkpoint?: string;
-  episodes: number;
-  unseenEpisodes: number;
-  webEpisodes: number;
-  linkScreens: number;
-  runTasks: number;
-  seed: number;
-  maxSteps?: number;
+/** The demo's own options as commander parses them, and the recipe changes it passes on. */
+interface DemoCliOptions extends Pick<DemoOptions, 'out' | 'checkpoint' | 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'linkScreens' | 'runTasks' | 'seed' | 'maxSteps'> {
   epochs?: number;
   batch?: number;
   lr?: number;
@@ -49,7 +41,7 @@ export function registerDemo(program: Command): void {
     .option('--run-tasks <n>', 'held-out-site tasks run live in Chromium at the end (0 = none)', intOption('--run-tasks', 0), DEMO_DEFAULTS.runTasks)
     .option('--seed <n>', 'seed for data, initialisation and order', intOption('--seed'), DEMO_DEFAULTS.seed)
     .option('--max-steps <n>', 'cap on optimiser steps', intOption('--max-steps', 1))
-    .option('--epochs <n>', `training epochs (recipe: ${r.epochs}; 10 keeps the run in budget on a slow hour: README, Results)`, intOption('--epochs', 1))
+    .option('--epochs <n>', `training epochs (recipe: ${r.epochs})`, intOption('--epochs', 1))
     .option('--batch <n>', `batch size (recipe: ${r.batchSize})`, intOption('--batch', 1))
     .option('--lr <rate>', `peak learning rate (recipe: ${r.lr})`, floatOption('--lr'))
     .option('--coord-bins <q>', `coordinate grid steps per axis (recipe: ${r.coordBins})`, intOption('--coord-bins', 2))
