@@ -191,16 +191,18 @@ describe('tapStep and writesPointNext', () => {
   it('name the step whose input is a tap\'s type token, for every gold tap, and no step for anything else', () => {
     fc.assert(
       fc.property(planArb, goldAction, (plan, gold) => {
-        const target = codec.encodeTarget(plan, gold, GOALS[0]);
-        const step = codec.tapStep(target);
+        // Room for any typed text the arbitrary draws (a dozen graphemes can spell to more than 48 byte tokens).
+        const c = new ActionCodec(tok, { maxTargetTokens: 1024 });
+        const target = c.encodeTarget(plan, gold, GOALS[0]);
+        const step = c.tapStep(target);
         const normal = normalizeAction(gold);
         if (normal.action_type !== ActionType.DUAL_POINT || !isTap(normal.touch_yx, normal.lift_yx)) {
           expect(step).toBe(-1);
           return;
         }
-        expect(target[step - 1]).toBe(codec.typeId(ActionType.DUAL_POINT));
-        expect(codec.writesPointNext(target.slice(0, step))).toBe(true);
-        expect(target.slice(0, step + 1).some((_, k) => k !== step && codec.writesPointNext(target.slice(0, k)))).toBe(false);
+        expect(target[step - 1]).toBe(c.typeId(ActionType.DUAL_POINT));
+        expect(c.writesPointNext(target.slice(0, step))).toBe(true);
+        expect(target.slice(0, step + 1).some((_, k) => k !== step && c.writesPointNext(target.slice(0, k)))).toBe(false);
       }),
     );
     expect(codec.tapStep(codec.encodeTarget([ActionType.DUAL_POINT], swipe([0.8, 0.5], [0.2, 0.5])))).toBe(-1);
