@@ -33,13 +33,14 @@ export function groundingPatches(tap: YX, layout: PatchLayout): number[] {
   return out;
 }
 
+/** Whether the box (y, x, h, w) holds the point, edges included. */
+function holds([y, x, h, w]: Box, p: YX): boolean {
+  return p[0] >= y && p[0] <= y + h && p[1] >= x && p[1] <= x + w;
+}
+
 /** Text items (indices) whose box holds the tap: a tap on a labelled control lands inside its label. */
 export function groundingTexts(tap: YX, boxes: readonly Box[]): number[] {
-  const out: number[] = [];
-  boxes.forEach(([y, x, h, w], i) => {
-    if (tap[0] >= y && tap[0] <= y + h && tap[1] >= x && tap[1] <= x + w) out.push(i);
-  });
-  return out;
+  return boxes.flatMap((b, i) => (holds(b, tap) ? [i] : []));
 }
 
 /** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
@@ -53,7 +54,7 @@ export function labels([ly, lx, , lw]: Box, [y, x, h, w]: Box): boolean {
 
 /** Text items (indices) that label an icon under the tap: a tap on a launcher icon is a tap on the thing its label names. */
 export function groundingLabels(tap: YX, icons: readonly Box[], texts: readonly Box[]): number[] {
-  const under = icons.filter(([y, x, h, w]) => tap[0] >= y && tap[0] <= y + h && tap[1] >= x && tap[1] <= x + w);
+  const under = icons.filter((icon) => holds(icon, tap));
   return texts.flatMap((t, i) => (under.some((icon) => labels(t, icon)) ? [i] : []));
 }
 

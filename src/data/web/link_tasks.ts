@@ -77,7 +77,7 @@ export async function linkScreen(rec: Recorder, m: SiteModel, rng: Rng, page: st
   // Links named by the words they show (not icons known by their aria-label), that a tap reaches.
   const visible = visibleTaskLinks(m, await rec.screen.links(), page, view.height, view.width).filter((l) => l.shown);
   const reached: typeof visible = [];
-  for (const l of visible) if (await rec.reaches(l.box, { href: l.href })) reached.push(l);
+  for (const l of visible) if (await rec.reaches(l.box, { href: l.href }, view)) reached.push(l);
   const links = rng.sample(reached, perScreen);
   if (links.length === 0) return [];
   const shot = await rec.shot();

@@ -10,7 +10,7 @@ import { ActionType, type AitwAction, type YX } from '../types.js';
 import type { CssBox } from './annotate.js';
 import { round4 } from './annotate.js';
 import type { PhoneScreen, Shot } from './browser.js';
-import { hits, type TapTarget } from './dom.js';
+import { hits, type TapTarget, type ViewState } from './dom.js';
 
 export interface GoldStep {
   shot: Shot;
@@ -60,18 +60,18 @@ export class Recorder {
    * something else would receive the tap.
    */
   async tap(box: CssBox, target: TapTarget, navigates: boolean): Promise<boolean> {
-    if (!(await this.reaches(box, target))) return false;
     const view = await this.screen.view();
+    if (!(await this.reaches(box, target, view))) return false;
     await this.record(tapAction(box, view.width, view.height));
     await this.screen.tap(box.x + box.w / 2, box.y + box.h / 2, navigates);
     return true;
   }
 
-  /** Whether a tap at the centre of `box` would reach `target` (on screen, and nothing else on top). */
-  async reaches(box: CssBox, target: TapTarget): Promise<boolean> {
+  /** Whether a tap at the centre of `box` would reach `target` (on screen, and nothing else on top); `view`: the screen's, when the caller has it. */
+  async reaches(box: CssBox, target: TapTarget, view?: ViewState): Promise<boolean> {
     const x = box.x + box.w / 2;
     const y = box.y + box.h / 2;
-    const view = await this.screen.view();
+    view ??= await this.screen.view();
     // A page wider than the phone lays links out past the right edge: the phone cannot tap those.
     if (x < 0 || x > view.width || y < 0 || y > view.height) return false;
     return this.screen.page.evaluate(hits, { x, y, target });
