@@ -17,7 +17,7 @@ import { MATCH_DIM, matchFeatures } from '../src/model/text_match.js';
 import '../src/model/register_gradients.js';
 import { parseScreenTexts } from '../src/screen/text/parse.js';
 import { patchBox, patchIsReal, patchLayout, type EncoderInfo } from '../src/screen/vision/encoder.js';
-import { microConfig, randomBatch } from './model_fixtures.js';
+import { disposeBatch, microConfig, randomBatch } from './model_fixtures.js';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -145,6 +145,37 @@ describe('the lexical match in the model', () => {
     expect(() => model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, bare)).toThrow(/no match features/);
     expect(() => validateConfig(microConfig({ textMatch: true }))).toThrow(/textMatch needs screenText/);
     tf.dispose([...Object.values(matched), ...Object.values(unmatched), ...Object.values(bare), ...Object.values(grads), a.fused, a.gate, a.attention, b.fused, b.gate, b.attention]);
+    model.dispose();
+  });
+
+  it('K referring phrases per screen each read their own screen with their own match: the loss is the mean of the K one-phrase losses', () => {
+    const model = new AutoUiModel(microConfig({ screenText: true, textMatch: true }), 5);
+    const batch = { ...randomBatch(model, 2, 5, 4, 6, 9), texts: textItemsBatch(items.map((t) => withGoal(t, 'open display')), 0) };
+    const [B, K, S] = [2, 3, 6 + 2];
+    const r = (i: number) => ((i * 7919) % 101) / 101;
+    const rows = Array.from({ length: B * K }, (_, i) => ({
+      ids: [3 + (i % 5), 4 + ((i * 3) % 7)],
+      target: Array.from({ length: S }, (_, s) => (s === (i * 5) % S || s === 6 + (i % 2) ? 1 : 0)),
+      match: Array.from({ length: 2 * MATCH_DIM }, (_, j) => r(i * 31 + j)),
+    }));
+    const refer = (list: typeof rows) => ({
+      inputIds: tf.tensor2d(list.map((x) => x.ids), undefined, 'int32'),
+      inputMask: tf.ones([list.length, 2], 'int32') as tf.Tensor2D,
+      targets: tf.tensor2d(list.map((x) => x.target)),
+      match: tf.tensor3d(list.flatMap((x) => x.match), [list.length, 2, MATCH_DIM]),
+    });
+    const referLoss = (list: typeof rows) => {
+      const rr = refer(list);
+      const v = model.loss({ ...batch, refer: rr }, false, { ground: 0, refer: 1 }).dataSync()[0]! - model.loss(batch, false, { ground: 0, refer: 0 }).dataSync()[0]!;
+      tf.dispose(Object.values(rr));
+      return v;
+    };
+    // Phrase k of screen b is row b·K + k; alone (K = 1) the rows of slot k are [k, K + k].
+    const slots = Array.from({ length: K }, (_, k) => referLoss(Array.from({ length: B }, (_, b) => rows[b * K + k]!)));
+    expect(referLoss(rows)).toBeCloseTo(slots.reduce((a, b) => a + b, 0) / K, 5);
+    expect(Math.max(...slots) - Math.min(...slots)).toBeGreaterThan(1e-3);
+    tf.dispose(Object.values(batch.texts));
+    disposeBatch(batch);
     model.dispose();
   });
 

@@ -164,10 +164,14 @@ export class AutoUiModel {
     if (!match) throw new InputError("this model matches its screen's text items with the goal (textMatch), but no match features were given", 'encode');
     const [b, s] = t.keys.shape;
     const k = match.shape[0] / b;
-    const perQuery = <T extends tf.Tensor>(x: T): T => (k === 1 ? x : (tf.reshape(tf.tile(tf.expandDims(x, 1), [1, k, ...x.shape.slice(1).map(() => 1)]), [b * k, ...x.shape.slice(1)]) as T));
     const matched = dense(match, this.params.get<tf.Tensor2D>('text_match.weight')); // [B·K, N, d]
     const onTexts = tf.pad(matched, [[0, 0], [s - t.texts, 0], [0, 0]]); // zero on the patches
-    return { keys: tf.add(perQuery(t.keys), onTexts) as tf.Tensor3D, mask: t.mask && perQuery(t.mask), texts: t.texts };
+    if (k === 1) return { keys: tf.add(t.keys, onTexts) as tf.Tensor3D, mask: t.mask, texts: t.texts };
+    // Broadcast over a K axis rather than tf.tile: wasm's Tile (and its gradient) cost ~14× the broadcast add here.
+    const d = t.keys.shape[2];
+    const keys = tf.reshape(tf.add(tf.expandDims(t.keys, 1), tf.reshape(onTexts, [b, k, s, d])), [b * k, s, d]) as tf.Tensor3D;
+    const mask = t.mask && (tf.reshape(tf.mul(tf.expandDims(t.mask, 1), tf.ones([1, k, 1])), [b * k, s]) as tf.Tensor2D);
+    return { keys, mask, texts: t.texts };
   }
 
   /** Teacher-forced decoder: logits [B, T, V] for decoderInputIds [B, T] over H_fuse. */
