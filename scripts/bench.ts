@@ -26,6 +26,8 @@ import { Predictor } from '../src/infer/predict.js';
 import { disableFusedKernels, enableFusedKernels, nativeKernelBackends } from '../src/native/kernels.js';
 import { loadEncoder } from '../src/screen/vision/index.js';
 import { AdamW } from '../src/train/adamw.js';
+import { DEFAULT_TRAIN } from '../src/train/trainer.js';
+import { train } from '../src/pipeline/train.js';
 import { makeScreenshot } from '../tests/helpers/screens.js';
 import { makeTinyCheckpoint } from '../tests/helpers/tiny_checkpoint.js';
 import { benchOcr } from './bench_ocr.js';
@@ -239,6 +241,21 @@ async function benchTrain(preset: PresetName, shape: BatchShape, steps: number, 
   return { params, gflopPerStep: flops / 1e9, ...(out as Record<Variant, TrainResult>) };
 }
 
+/**
+ * The demo's own training step: `autoui train`'s loop with the scratch recipe (text items and their
+ * match, referring phrases, tap pointer, hindsight relabelling, batches read from the shards) on the
+ * bench set's shards. The synthetic steps above leave all of that out; the demo's time is this.
+ * Two runs of different lengths, so their difference is steady-state steps without the start-up.
+ */
+async function benchDemoStep(dir: string, steps: number): Promise<{ stepsPerSecond: number; samplesPerSecond: number; batchSize: number }> {
+  const run = (maxSteps: number) =>
+    timeIt(() => train({ ...DEFAULT_TRAIN, data: join(dir, 'shards'), out: mkdtempSync(join(dir, 'demo-step-')), maxSteps, valRows: 0, saveEvery: 0, quiet: true, log: () => {} }));
+  const [, short] = await run(10);
+  const [, long] = await run(10 + steps);
+  const secs = (long - short) / steps;
+  return { stepsPerSecond: 1 / secs, samplesPerSecond: DEFAULT_TRAIN.batchSize / secs, batchSize: DEFAULT_TRAIN.batchSize };
+}
+
 /** The same run of steps twice from the same seed: are the losses bit-identical? */
 function deterministic(preset: PresetName, shape: BatchShape, steps: number): boolean {
   const run = () => {
@@ -306,6 +323,7 @@ function headline(peak: number | null): Record<string, unknown> {
     train_small_samples_per_s: r.train_small.fused?.samplesPerSecond ?? r.train_small.unfused.samplesPerSecond,
     train_small_pct_peak: pct(r.train_small.fused ?? r.train_small.unfused),
     train_small_unfused_pct_peak: pct(r.train_small.unfused),
+    train_demo_samples_per_s: r.train_demo?.samplesPerSecond ?? null,
     train_tiny_ops_per_step: r.train_tiny.fused?.profile.opsPerStep ?? null,
     train_tiny_unfused_ops_per_step: r.train_tiny.unfused.profile.opsPerStep,
     train_small_ops_per_step: r.train_small.fused?.profile.opsPerStep ?? null,
@@ -333,6 +351,8 @@ async function measure(backend: BackendInfo, dir: string): Promise<Record<string
   results.train_tiny_aux = await benchTrain('tiny', TINY, quick ? 2 : 3, 1, true);
   log('train: small…');
   results.train_small = await benchTrain('small', SMALL, 1, quick ? 1 : 2);
+  log("train: the demo's own step (autoui train, scratch recipe, on the bench set's shards)…");
+  results.train_demo = await benchDemoStep(dir, quick ? 30 : 150);
   peaks.push(blasPeakGflops());
   log('determinism: two runs of 3 steps…');
   results.deterministic = deterministic('tiny', { B: 8, L: 40, T: 14, P: 128 }, 3);
@@ -367,6 +387,7 @@ function printTable(h: Record<string, any>): void {
       console.log(`train ${name} (${v}): ${f(x.samplesPerSecond)} samples/s · ${f(x.gflops)} GFLOP/s${pct} · ${x.profile.opsPerStep} ops/step · ${x.profile.top.slice(0, 6).map((k) => `${k.name} ${(k.share * 100).toFixed(0)}%`).join(', ')}`);
     }
   }
+  console.log(`train demo step (autoui train, scratch recipe, B=${r.train_demo.batchSize}): ${f(h.train_demo_samples_per_s)} samples/s · ${f(r.train_demo.stepsPerSecond)} steps/s`);
   console.log(`training bit-identical run to run: ${h.deterministic}`);
   console.log(`predict (tiny, 1080×2400 PNG → action): p50 ${f(h.predict_tiny_p50_ms)} ms · p95 ${f(r.predict.p95Ms)} ms`);
   if (r.ocr) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerDataSynth } from '../src/cli/data-synth.js';
 import { readAitwEpisodes } from '../src/data/aitw.js';
-import { synthesize, type SynthOptions } from '../src/data/synth/writer.js';
+import { episodeSize, synthesize, type SynthOptions } from '../src/data/synth/writer.js';
 import { ActionType, type Splits } from '../src/data/types.js';
 import { InputError } from '../src/util/errors.js';
 import { captureStdout } from './helpers/stdout.js';
@@ -82,6 +82,27 @@ describe('synth writer', () => {
       const split = JSON.parse(await readFile(join(out, subset, 'split.json'), 'utf8')) as Splits;
       expect([...split.train, ...split.val, ...split.test].sort()).toEqual([...ids].sort());
     }
+  }, 60_000);
+
+  it('with aspects, each episode draws one screen shape (seeded) at the base height; the summary records them', async () => {
+    const out = await tmp();
+    const aspects = [0.45, 0.5625];
+    const { summary } = await synthesize({ ...base(out), aspects });
+    expect(summary.aspects).toEqual(aspects);
+    const widths = new Set<number>();
+    for (const subset of ['general', 'web_shopping'] as const) {
+      const paths = summary.counts[subset]!.files.map((f) => join(out, subset, f));
+      for await (const ep of readAitwEpisodes(paths)) {
+        const shapes = new Set(ep.steps.map((s) => `${s.image.width}×${s.image.height}`));
+        expect(shapes.size, ep.episodeId).toBe(1);
+        widths.add(ep.steps[0]!.image.width);
+      }
+    }
+    expect([...widths].sort()).toEqual([144, 180]);
+    expect(episodeSize({ ...base(out), aspects }, 'general', 3)).toEqual(episodeSize({ ...base(out), aspects }, 'general', 3));
+    expect(episodeSize(base(out), 'general', 3)).toEqual({ width: 160, height: 320 });
+    await expect(synthesize({ ...base(out), aspects: [0.5] })).rejects.toThrow(/other arguments/);
+    await expect(synthesize({ ...base(await tmp()), aspects: [2] })).rejects.toThrow(/--aspects.*\[0.25, 1\]|\[0.25, 1\]/);
   }, 60_000);
 
   it('re-running over a complete DIR is a no-op; other args need --force', async () => {

@@ -25,6 +25,11 @@ export function floatOption(name: string): (v: string) => number {
   };
 }
 
+/** A comma-separated list of screen aspects (width ÷ height), e.g. 0.45,0.5,0.5625; the range is checked where they are used. */
+export function aspectList(name: string): (v: string) => number[] {
+  return (v: string) => v.split(',').map((a) => floatOption(name)(a.trim()));
+}
+
 /**
  * Parses `name=f,name=f`: the share of each subset's training rows drawn per epoch, each in (0, 1]
  * (subsets left out keep all rows). Names must be AITW subsets, so a typo cannot silently do nothing.

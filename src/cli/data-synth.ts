@@ -5,7 +5,7 @@ import { synthesize } from '../data/synth/writer.js';
 import { SUBSETS, type Subset } from '../data/types.js';
 import { InputError } from '../util/errors.js';
 import { progress, type Progress } from '../util/progress.js';
-import { intOption, printJson } from './common.js';
+import { aspectList, intOption, printJson } from './common.js';
 
 interface SynthCliOptions {
   out: string;
@@ -16,6 +16,7 @@ interface SynthCliOptions {
   apps: AppSplit;
   width: number;
   height: number;
+  aspects?: number[];
   shardEpisodes: number;
   force?: boolean;
   json?: boolean;
@@ -50,6 +51,7 @@ export function registerDataSynth(data: Command): void {
     )
     .option('--width <px>', 'screen width in pixels', intOption('--width', 80), 160)
     .option('--height <px>', 'screen height in pixels', intOption('--height', 160), 320)
+    .option('--aspects <list>', 'comma-separated width ÷ height ratios; each episode draws one and keeps --height (e.g. 0.45,0.5,0.5625; default: --width × --height alone)', aspectList('--aspects'))
     .option('--shard-episodes <n>', 'episodes per TFRecord file', intOption('--shard-episodes', 1), 200)
     .option('--force', 'replace a set in DIR made with other arguments')
     .option('--json', 'print the synth.json summary on stdout')
@@ -65,6 +67,7 @@ export function registerDataSynth(data: Command): void {
           subsets: opts.subsets ?? subsetsFor(opts.apps),
           apps: opts.apps,
           size: { width: opts.width, height: opts.height },
+          aspects: opts.aspects,
           shardEpisodes: opts.shardEpisodes,
           force: opts.force,
           onStart: (total) => {

@@ -3,10 +3,10 @@ import { formatReport } from '../eval/format_report.js';
 import { DEMO_DEFAULTS, runDemo, type DemoOptions, type DemoResult } from '../pipeline/demo.js';
 import { RECIPES } from '../train/recipes.js';
 import type { TrainRecipe } from '../train/recipes.js';
-import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
+import { aspectList, floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 
 /** The demo's own options as commander parses them, and the recipe changes it passes on. */
-interface DemoCliOptions extends Pick<DemoOptions, 'out' | 'checkpoint' | 'episodes' | 'unseenEpisodes' | 'webEpisodes' | 'linkScreens' | 'runTasks' | 'seed' | 'maxSteps'> {
+interface DemoCliOptions extends Pick<DemoOptions, 'out' | 'checkpoint' | 'episodes' | 'unseenEpisodes' | 'aspects' | 'webEpisodes' | 'linkScreens' | 'runTasks' | 'seed' | 'maxSteps'> {
   epochs?: number;
   batch?: number;
   lr?: number;
@@ -36,6 +36,7 @@ export function registerDemo(program: Command): void {
     .option('--checkpoint <dir>', 'checkpoint directory (default: checkpoints/demo, or <out>/checkpoints/demo with --out)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), DEMO_DEFAULTS.episodes)
     .option('--unseen-episodes <n>', 'synthetic episodes whose target app training never shows', intOption('--unseen-episodes', 3), DEMO_DEFAULTS.unseenEpisodes)
+    .option('--aspects <list>', 'width ÷ height ratios of the synthetic screens, one drawn per episode at 320 px high (default: 160×320 alone)', aspectList('--aspects'))
     .option('--web-episodes <n>', 'episodes per web site rendered in Chromium (0 = the synthetic set alone)', intOption('--web-episodes', 0), DEMO_DEFAULTS.webEpisodes)
     .option('--link-screens <n>', 'screens of each held-out site rendered for the named-link set (several "tap X" tasks each; 0 = none)', intOption('--link-screens', 0), DEMO_DEFAULTS.linkScreens)
     .option('--run-tasks <n>', 'held-out-site tasks run live in Chromium at the end (0 = none)', intOption('--run-tasks', 0), DEMO_DEFAULTS.runTasks)
@@ -51,8 +52,8 @@ export function registerDemo(program: Command): void {
     .option('--subset-fraction <list>', `share of each subset's training rows drawn per epoch (recipe: ${Object.entries(r.subsetFraction).map(([k, v]) => `${k}=${v}`).join(',')}; others all)`, subsetFractionOption('--subset-fraction'))
     .option('--json', 'end with one JSON object {checkpoint, data, metrics}')
     .action(async (o: DemoCliOptions) => {
-      const { out, checkpoint, episodes, unseenEpisodes, webEpisodes, linkScreens, runTasks, seed, maxSteps } = o;
-      const result = await runDemo({ out, checkpoint, episodes, unseenEpisodes, webEpisodes, linkScreens, runTasks, seed, maxSteps, recipe: recipeChanges(o), quiet: o.json });
+      const { out, checkpoint, episodes, unseenEpisodes, aspects, webEpisodes, linkScreens, runTasks, seed, maxSteps } = o;
+      const result = await runDemo({ out, checkpoint, episodes, unseenEpisodes, aspects, webEpisodes, linkScreens, runTasks, seed, maxSteps, recipe: recipeChanges(o), quiet: o.json });
       if (o.json) return printJson({ ...result, heldOutSites: result.heldOutSites && { ...result.heldOutSites, predictions: undefined } });
       console.log(formatDemo(result));
     });

@@ -27,6 +27,8 @@ export interface DemoOptions {
   /** Synthetic episodes across the five subsets, and episodes of apps training never shows. */
   episodes: number;
   unseenEpisodes: number;
+  /** Width ÷ height of the synthetic screens, one drawn per episode at 320 px high (data/synth/writer.ts); absent = 160×320 alone. */
+  aspects?: readonly number[];
   /** Web episodes per site (0 = no web screens: the synthetic set alone). */
   webEpisodes: number;
   /** Screens of each held-out site rendered for the named-link set (data/web/writer.ts; 0 = none). */

@@ -76,6 +76,7 @@ async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 
     ...s,
     seed: o.seed,
     size: { width: 160, height: 320 },
+    aspects: o.aspects,
     onStart: (n) => (bar = progress({ label: `synth ${s.apps}`, total: n, unit: 'episodes', quiet: o.quiet })),
     onEpisode: () => bar?.tick(),
   });

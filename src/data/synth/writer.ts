@@ -23,6 +23,11 @@ export interface SynthOptions {
   subsets: readonly Subset[];
   size: ScreenSize;
   /**
+   * Width ÷ height of the screens: each episode draws one (seeded per episode) and keeps `size`'s
+   * height. Absent or empty = `size` alone. Phones range from 20:9 (0.45) to 16:9 (0.5625).
+   */
+  aspects?: readonly number[];
+  /**
    * Which apps the set is built around (apps.ts: UNSEEN_APP_IDS). 'seen' (default): no held-out app
    * appears anywhere. 'unseen': every goal's target is a held-out app and every episode is in the test
    * split; only the subsets subsetsFor('unseen') lists can be asked for.
@@ -52,6 +57,8 @@ export interface SynthSummary {
   episodes: number;
   subsets: Subset[];
   screen: ScreenSize;
+  /** The aspects episodes drew from (absent: every screen is `screen`). */
+  aspects?: number[];
   apps: AppSplit;
   shardEpisodes: number;
   counts: Partial<Record<Subset, SubsetSummary>>;
@@ -93,13 +100,22 @@ const sameArgs = (a: SynthSummary, o: SynthOptions, shard: number): boolean =>
   a.shardEpisodes === shard &&
   a.screen?.width === o.size.width &&
   a.screen?.height === o.size.height &&
+  JSON.stringify(a.aspects ?? []) === JSON.stringify(o.aspects ?? []) &&
   a.apps === appsOf(o) &&
   JSON.stringify(a.subsets) === JSON.stringify(o.subsets);
+
+/** Episode i's screen: `size`'s height at one of `aspects` (a seeded draw), the width rounded to even pixels. */
+export function episodeSize(o: Pick<SynthOptions, 'size' | 'aspects' | 'seed'>, subset: Subset, i: number): ScreenSize {
+  if (!o.aspects || o.aspects.length === 0) return o.size;
+  const aspect = Rng.from('autoui-synth-aspect', o.seed, subset, i).pick(o.aspects);
+  return { width: 2 * Math.round((o.size.height * aspect) / 2), height: o.size.height };
+}
 
 /** Rejects arguments no set can be made from, naming the option at fault. */
 function checkOptions(o: SynthOptions): void {
   const apps = appsOf(o);
   if (!APP_SPLITS.includes(apps)) throw new InputError(`unknown app split '${String(apps)}' (known: ${APP_SPLITS.join(', ')})`, '--apps');
+  for (const a of o.aspects ?? []) if (!(a >= 0.25 && a <= 1)) throw new InputError(`an aspect is a phone screen's width ÷ height, in [0.25, 1] (got ${a})`, '--aspects');
   for (const s of o.subsets) if (!SUBSETS.includes(s)) throw new InputError(`unknown subset '${s}' (known: ${SUBSETS.join(', ')})`, '--subsets');
   const possible = subsetsFor(apps);
   for (const s of o.subsets)
@@ -132,9 +148,10 @@ async function writeSubset(o: SynthOptions, subset: Subset, count: number, shard
   const shards = new EpisodeShardWriter(dir, subset, shard);
   const pending: Promise<Uint8Array[]>[] = [];
   const start = (i: number): Promise<Uint8Array[]> => {
-    const trace = generateTrace(o.seed, subset, i, o.size, o.subsets, appsOf(o));
+    const size = episodeSize(o, subset, i);
+    const trace = generateTrace(o.seed, subset, i, size, o.subsets, appsOf(o));
     ids.push(trace.episodeId);
-    return renderTrace(trace, o.size).then((st) => Promise.all(st.map((s) => exampleFromStep(s, { imageFormat: 'raw' }))));
+    return renderTrace(trace, size).then((st) => Promise.all(st.map((s) => exampleFromStep(s, { imageFormat: 'raw' }))));
   };
   try {
     let next = 0;
@@ -184,6 +201,7 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
     episodes: o.episodes,
     subsets: [...o.subsets],
     screen: { width: o.size.width, height: o.size.height },
+    ...(o.aspects && o.aspects.length > 0 ? { aspects: [...o.aspects] } : {}),
     apps: appsOf(o),
     shardEpisodes: shard,
     counts,
