@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { subsetFractionOption, tapFromOption } from '../src/cli/common.js';
-import { trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
+import { RECIPE_FLAGS, trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
 import { RECIPES } from '../src/train/recipes.js';
 import { recipeOptions } from '../src/train/trainer.js';
 import { DEMO_DEFAULTS } from '../src/pipeline/demo.js';
@@ -51,6 +51,11 @@ describe('train recipes', () => {
   it('flags override single fields of the recipe and leave the rest', () => {
     const o = trainOptionsFrom({ ...base, lr: 5e-4, batch: 32, dropout: 0.2, coordBins: 50, valRows: 0 });
     expect(o).toMatchObject({ recipe: 'scratch', lr: 5e-4, batchSize: 32, dropoutRate: 0.2, coordBins: 50, valRows: 0, epochs: RECIPES.scratch.epochs });
+  });
+
+  it('each recipe flag is read under the name commander gives it (else the flag is parsed and then ignored)', () => {
+    for (const [key, [flags]] of Object.entries(RECIPE_FLAGS)) expect(new Option(flags).attributeName(), flags).toBe(key);
+    expect(trainOptionsFrom({ ...base, relabel: 0.5 }).relabelRate).toBe(0.5);
   });
 
   it('refuses an unknown config, naming the option', () => {

@@ -1,6 +1,7 @@
 import { Option } from 'commander';
 import { SUBSETS } from '../data/types.js';
 import { TAP_SOURCES } from '../model/pointer.js';
+import { DEFAULT_TEXT_BEAMS } from '../infer/text_beam.js';
 import { InputError } from '../util/errors.js';
 
 /** Prints one JSON document on stdout (the `--json` contract: stdout holds nothing else). */
@@ -47,6 +48,11 @@ export function subsetFractionOption(name: string): (v: string) => Record<string
     }
     return out;
   };
+}
+
+/** `--text-beams`, shared by eval, predict, serve and run so all four type alike (infer/text_beam.ts). */
+export function textBeamsOption(): Option {
+  return new Option('--text-beams <n>', 'beam width for a typed text (1 = greedy)').argParser(intOption('--text-beams', 1)).default(DEFAULT_TEXT_BEAMS);
 }
 
 /** `--tap-from`, shared by eval, predict and serve so all three decode taps alike (model/pointer.ts). */

@@ -5,7 +5,7 @@ import { formatReport } from '../eval/format_report.js';
 import type { Prediction } from '../eval/evaluate.js';
 import type { SplitName } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { printJson, tapFromOption } from './common.js';
+import { printJson, tapFromOption, textBeamsOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 /** One line per prediction in `autoui score`'s input format (plus the plan and any decode error). */
@@ -31,7 +31,8 @@ export function registerEval(program: Command): void {
     .option('--out <file>', 'write predictions as JSONL in `autoui score` input format')
     .option('--json', 'print the metrics as one JSON object')
     .addOption(tapFromOption())
-    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: boolean; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto' }) => {
+    .addOption(textBeamsOption())
+    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: boolean; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number }) => {
       const { report, predictions } = await evaluateCheckpoint({
         checkpoint: o.checkpoint,
         data: o.data,
@@ -41,6 +42,7 @@ export function registerEval(program: Command): void {
         batchSize: o.batch,
         quiet: o.json,
         tapFrom: o.tapFrom,
+        textBeams: o.textBeams,
       });
       if (o.out) await writeFileAtomic(o.out, predictionsJsonl(predictions));
       if (o.json) return printJson(report);

@@ -4,7 +4,7 @@ import { toAdbCommand, toPyAutoGui } from '../infer/adapters.js';
 import { Predictor } from '../infer/predict.js';
 import { MAX_HISTORY_STEPS } from '../infer/request.js';
 import { InputError } from '../util/errors.js';
-import { printJson, tapFromOption } from './common.js';
+import { printJson, tapFromOption, textBeamsOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 interface PredictCliOptions {
@@ -17,6 +17,7 @@ interface PredictCliOptions {
   encoder?: string;
   json?: boolean;
   tapFrom: TapSource | 'auto';
+  textBeams: number;
 }
 
 async function readInput(file: string, what: string): Promise<Buffer> {
@@ -50,6 +51,7 @@ export function registerPredict(parent: Command): void {
     .option('--encoder <spec>', "vision encoder, when the checkpoint's is not built in")
     .option('--json', 'print one JSON object on stdout')
     .addOption(tapFromOption())
+    .addOption(textBeamsOption())
     .addHelpText(
       'after',
       `
@@ -62,7 +64,7 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
       const history = opts.history ? await readJsonFile(opts.history, 'the history') : undefined;
       const texts = opts.texts ? await readJsonFile(opts.texts, 'the texts') : undefined;
       const ui_tree = opts.uiTree ? (await readInput(opts.uiTree, 'the UI tree')).toString('utf8') : undefined;
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom });
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom, textBeams: opts.textBeams });
       let out;
       try {
         const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree }).catch((e: unknown) => {

@@ -11,7 +11,7 @@ import { Predictor } from '../infer/predict.js';
 import type { TapSource } from '../model/pointer.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonLines } from '../util/json.js';
-import { intOption, printJson, tapFromOption } from './common.js';
+import { intOption, printJson, tapFromOption, textBeamsOption } from './common.js';
 
 interface RunCliOptions {
   suite: string;
@@ -21,6 +21,7 @@ interface RunCliOptions {
   token?: string;
   encoder?: string;
   tapFrom: TapSource | 'auto';
+  textBeams: number;
   out: string;
   maxSteps: number;
   resume?: boolean;
@@ -34,7 +35,7 @@ interface RunCliOptions {
 async function makeAgent(o: RunCliOptions): Promise<Agent> {
   const given = (['checkpoint', 'server', 'script'] as const).filter((k) => o[k] !== undefined);
   if (given.length !== 1) throw new InputError(`give exactly one agent: --checkpoint, --server or --script (got ${given.length ? given.map((k) => `--${k}`).join(', ') : 'none'})`, 'run');
-  if (o.checkpoint) return new PredictorAgent(await Predictor.load(o.checkpoint, { encoder: o.encoder, tapFrom: o.tapFrom }));
+  if (o.checkpoint) return new PredictorAgent(await Predictor.load(o.checkpoint, { encoder: o.encoder, tapFrom: o.tapFrom, textBeams: o.textBeams }));
   if (o.server) {
     if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
     return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });
@@ -62,6 +63,7 @@ export function registerRun(parent: Command): void {
     .option('--token <token>', 'bearer token for --server (or set AUTOUI_TOKEN)')
     .option('--encoder <spec>', "vision encoder for --checkpoint, when the checkpoint's is not built in")
     .addOption(tapFromOption())
+    .addOption(textBeamsOption())
     .option('--out <dir>', 'where results, trajectories, screens and report.html go', 'autoui-run')
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')

@@ -3,7 +3,7 @@ import { Predictor } from '../infer/predict.js';
 import { DEFAULT_MAX_PIXELS } from '../infer/request.js';
 import { DEFAULT_BODY_LIMIT, startServer } from '../infer/server.js';
 import { InputError } from '../util/errors.js';
-import { intOption, tapFromOption } from './common.js';
+import { intOption, tapFromOption, textBeamsOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 interface ServeCliOptions {
@@ -13,6 +13,7 @@ interface ServeCliOptions {
   token?: string;
   encoder?: string;
   tapFrom: TapSource | 'auto';
+  textBeams: number;
   maxBodyMb: number;
   maxPixels: number;
   maxBatch: number;
@@ -40,6 +41,7 @@ export function registerServe(parent: Command): void {
     .option('--queue-timeout-ms <n>', 'a request waiting longer than this gets 503', intOption('--queue-timeout-ms', 1), 30_000)
     .option('--log', 'log every request on stderr')
     .addOption(tapFromOption())
+    .addOption(textBeamsOption())
     .addHelpText(
       'after',
       `
@@ -51,7 +53,7 @@ Errors are {"error": {"code", "message"}} with 400/401/404/405/413/415, or 503 w
     .action(async (opts: ServeCliOptions) => {
       const token = opts.token ?? (process.env.AUTOUI_TOKEN || undefined);
       if (token !== undefined && token.trim().length < 8) throw new InputError('the token must be at least 8 characters', '--token');
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom });
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom, textBeams: opts.textBeams });
       const server = await startServer(predictor, {
         host: opts.host,
         port: opts.port,

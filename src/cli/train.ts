@@ -8,7 +8,7 @@ import { InputError } from '../util/errors.js';
 import { floatOption, intOption, printJson, subsetFractionOption } from './common.js';
 
 /** Flags that override single recipe fields: the CLI name, the recipe field, the parser. */
-const RECIPE_FLAGS = {
+export const RECIPE_FLAGS = {
   epochs: ['--epochs <n>', 'epochs', 'passes over the training split', intOption('--epochs', 1)],
   lr: ['--lr <rate>', 'lr', 'peak learning rate (AdamW)', floatOption('--lr')],
   batch: ['--batch <n>', 'batchSize', 'examples per optimiser step', intOption('--batch', 1)],

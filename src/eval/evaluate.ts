@@ -24,6 +24,8 @@ export interface PredictOptions {
   label?: string;
   /** Where decoded taps land (model/pointer.ts); default: the coordinate tokens. */
   taps?: TapSource;
+  /** Beam width for typed text (infer/text_beam.ts); 1 = greedy. */
+  textBeams?: number;
 }
 
 /**
@@ -43,7 +45,7 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
     const chunk = order.slice(i, i + bs);
     const screens = screenBatch(chunk.map((r) => tableScreen(split, r)), table.encoder, codec.tokenizer.padId, opts.blind);
     const inputs = inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId);
-    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps });
+    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps, textBeams: opts.textBeams });
     tf.dispose([inputs.inputIds, inputs.inputMask]);
     disposeScreenBatch(screens);
     chunk.forEach((r, b) => {

@@ -19,6 +19,8 @@ export interface EvalOptions {
   quiet?: boolean;
   /** Where decoded taps land (model/pointer.ts); default auto. */
   tapFrom?: TapSource | 'auto';
+  /** Beam width for typed text (infer/text_beam.ts); 1 = greedy. */
+  textBeams?: number;
 }
 
 /** Scores a checkpoint on a split of a shard directory; refuses shards made by another encoder. */
@@ -36,6 +38,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     batchSize: opts.batchSize,
     quiet: opts.quiet,
     taps: ckpt.taps,
+    textBeams: opts.textBeams,
     label: opts.blind ? 'eval (blind)' : 'eval',
   });
   ckpt.model.dispose();

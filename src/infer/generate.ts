@@ -5,7 +5,8 @@ import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { TargetConstraint, type ConstraintState } from '../model/constrained.js';
 import { argmaxCentres, attentionPointer, tapAt, type TapSource } from '../model/pointer.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
-import type { YX } from '../data/types.js';
+import { ActionType, type YX } from '../data/types.js';
+import { beamTypedText, DEFAULT_TEXT_BEAMS } from './text_beam.js';
 
 /**
  * What decoding needs from a model: fused encoder states (with the screen attention and the screen
@@ -20,6 +21,8 @@ export interface IncrementalDecoder<State> {
   /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
   disposeDecoding(state: State): void;
   pointTaps?(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D;
+  /** Keeps/reorders/repeats rows of a decoding state (consumes it); what a beam search needs. */
+  selectDecodingRows?(state: State, rows: number[]): State;
 }
 
 export interface Generated {
@@ -31,7 +34,8 @@ export interface Generated {
  * Batched greedy decoding under the target grammar: at every step the logits of tokens the grammar
  * forbids are −∞, so the model can only emit well-formed actions; a sequence that runs out of length
  * is reported invalid, never repaired. Typed text is copied from the goal when the codec copies
- * (constrained.ts). With `taps` 'attention' or 'pointer' (and screen layouts), a decoded tap lands on
+ * (constrained.ts), and a TYPE action's text is then chosen by a beam of `textBeams` (default
+ * DEFAULT_TEXT_BEAMS; 1 = greedy; text_beam.ts). With `taps` 'attention' or 'pointer' (and screen layouts), a decoded tap lands on
  * the centre of the screen token the interaction attends to most, or the decoder's pointer picks,
  * instead of its coordinate tokens (model/pointer.ts).
  */
@@ -40,7 +44,7 @@ export function greedyDecode<S>(
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } & ScreenBatch,
-  opts: { taps?: TapSource; maxLen?: number } = {},
+  opts: { taps?: TapSource; maxLen?: number; textBeams?: number } = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;
@@ -80,6 +84,8 @@ export function greedyDecode<S>(
     }
   }
   model.disposeDecoding(state);
+  const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
+  if (textBeams > 1) retypeTexts(model, codec, constraint, encoded, batch.inputMask, inputs, out, states, textBeams);
   const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch) : null);
   tf.dispose(Object.values(encoded));
   return out.map((ids, b) => {
@@ -87,6 +93,28 @@ export function greedyDecode<S>(
     const result = codec.decodeTarget(ids);
     return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result };
   });
+}
+
+/** Replaces the typed text of each row that decoded to a TYPE action with the text beam search's (text_beam.ts). */
+function retypeTexts<S>(
+  model: IncrementalDecoder<S>,
+  codec: ActionCodec,
+  constraint: TargetConstraint,
+  encoded: Encoded,
+  inputMask: tf.Tensor2D,
+  inputs: number[][],
+  out: number[][],
+  states: ConstraintState[],
+  width: number,
+): void {
+  const typeId = codec.typeId(ActionType.TYPE);
+  const rows = out.flatMap((ids, b) => {
+    const at = ids.indexOf(codec.actId) + 1;
+    return constraint.isDone(states[b]!) && at > 0 && ids[at] === typeId ? [{ batchRow: b, goal: codec.goalIds(inputs[b]!), prefix: ids.slice(0, at + 1) }] : [];
+  });
+  if (rows.length === 0) return;
+  const texts = beamTypedText(model, constraint, codec, { hFuse: encoded.fused, inputMask }, rows, width);
+  rows.forEach((r, i) => (out[r.batchRow] = texts[i]!));
 }
 
 /** Copies the decoder states [B, d] of the rows whose next token is a tap's first coordinate into `into` [B·d]. */

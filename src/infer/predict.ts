@@ -25,6 +25,7 @@ import { parseUiTree } from '../screen/text/ui_tree.js';
 import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
+import { DEFAULT_TEXT_BEAMS } from './text_beam.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
@@ -93,6 +94,8 @@ export interface ModelInfo {
   backend: BackendInfo;
   /** Where decoded taps land (model/pointer.ts), as resolved for this checkpoint. */
   tapFrom: TapSource;
+  /** Beam width for a typed text (infer/text_beam.ts; 1 = greedy). */
+  textBeams: number;
   /** The text channel (source it was trained with, limits), or null for a pixels-only model. */
   screenText: ScreenTextMeta | null;
   /** How it was trained: the recipe (train/recipes.ts; null for checkpoints that predate recipes), preset or init folder, seed. */
@@ -141,6 +144,8 @@ export interface PredictorOptions {
   tapFrom?: TapSource | 'auto';
   /** Reads screen texts from pixels for checkpoints with a text channel (default: the built-in OCR, loaded on first use). */
   textReader?: TextReader;
+  /** Beam width for a typed text (infer/text_beam.ts); default DEFAULT_TEXT_BEAMS, 1 = greedy. */
+  textBeams?: number;
 }
 
 function trainingSummary(t: Record<string, unknown>): ModelInfo['training'] {
@@ -167,6 +172,7 @@ export class Predictor {
     readonly backend: BackendInfo,
     maxPixels: number,
     textReader: TextReader | undefined,
+    readonly textBeams: number,
   ) {
     this.constraint = new TargetConstraint(checkpoint.codec);
     this.maxPixels = maxPixels;
@@ -189,7 +195,7 @@ export class Predictor {
     if (trained.dim !== checkpoint.model.config.screenDim) {
       throw new InputError(`encoder dim ${trained.dim} differs from the model's screenDim ${checkpoint.model.config.screenDim}`, checkpoint.dir);
     }
-    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader);
+    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader, opts.textBeams ?? DEFAULT_TEXT_BEAMS);
   }
 
   get codec(): ActionCodec {
@@ -205,6 +211,7 @@ export class Predictor {
       encoder: this.encoder.info,
       backend: this.backend,
       tapFrom: this.checkpoint.taps,
+      textBeams: this.textBeams,
       screenText: this.screenText,
       training: trainingSummary(this.checkpoint.meta.training),
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
@@ -258,7 +265,7 @@ export class Predictor {
     const inputs = inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId);
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { taps: this.checkpoint.taps });
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { taps: this.checkpoint.taps, textBeams: this.textBeams });
     } finally {
       tf.dispose([inputs.inputIds, inputs.inputMask]);
       disposeScreenBatch(screens);

@@ -1,0 +1,136 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { ActionCodec } from '../model/codec.js';
+import { GrammarNode, type ConstraintState, type TargetConstraint } from '../model/constrained.js';
+import type { IncrementalDecoder } from './generate.js';
+
+/**
+ * Beam search over a TYPE action's text, after greedy decoding has chosen the action: the typed
+ * text is the run the grammar allows with the highest mean log-probability per token (its eos
+ * included), kept among `width` hypotheses, instead of the run greedy decoding starts with its first
+ * token. Why: the first token of a copy decides where in the goal it starts, and a word that is more
+ * likely to come first than the query's true first word ("Shopping" before "Amazon Shopping")
+ * commits greedy decoding to it. Why the mean: a byte-spelled word is many tokens, each nearly
+ * certain once it has begun, so a raw sum of log-probabilities would favour the shorter run for its
+ * fewer factors, not for being more likely word by word.
+ *
+ * Rows are decoded again from their greedy prefix (plan, act, TYPE): grouped by prefix length so a
+ * group steps in lockstep, then each row's state is copied per hypothesis. A hypothesis is dropped
+ * once no completion could beat the best finished text (scores only fall, lengths are bounded).
+ */
+export function beamTypedText<S>(
+  model: IncrementalDecoder<S>,
+  constraint: TargetConstraint,
+  codec: ActionCodec,
+  encoded: { hFuse: tf.Tensor3D; inputMask: tf.Tensor2D },
+  rows: readonly TextRow[],
+  width: number,
+): number[][] {
+  const groups = new Map<number, number[]>();
+  rows.forEach((r, i) => groups.set(r.prefix.length, [...(groups.get(r.prefix.length) ?? []), i]));
+  const out: number[][] = new Array(rows.length);
+  for (const members of groups.values()) {
+    const texts = beamGroup(model, constraint, codec, encoded, members.map((i) => rows[i]!), width);
+    members.forEach((i, n) => (out[i] = [...rows[i]!.prefix, ...texts[n]!]));
+  }
+  return out;
+}
+
+/** A row to decode again: its batch row, goal ids (for the copy) and greedy prefix up to its TYPE token. */
+export interface TextRow {
+  batchRow: number;
+  goal: readonly number[];
+  prefix: readonly number[];
+}
+
+/** The default beam width for typed text (1 = greedy). */
+export const DEFAULT_TEXT_BEAMS = 4;
+
+interface Hypothesis {
+  ids: number[];
+  /** Sum of the tokens' log-probabilities; a finished text is ranked by score / ids.length. */
+  score: number;
+  state: ConstraintState;
+  /** Row of the decoder state that holds this hypothesis' cache. */
+  at: number;
+}
+
+/** One group of rows with equal prefix lengths: each row's best text ids, eos included. */
+function beamGroup<S>(
+  model: IncrementalDecoder<S>,
+  constraint: TargetConstraint,
+  codec: ActionCodec,
+  encoded: { hFuse: tf.Tensor3D; inputMask: tf.Tensor2D },
+  rows: readonly TextRow[],
+  width: number,
+): number[][] {
+  if (!model.selectDecodingRows) throw new Error('beamTypedText: the model cannot reorder its decoding rows');
+  const V = constraint.vocabSize;
+  const [hFuse, inputMask] = tf.tidy(() => {
+    const idx = tf.tensor1d(rows.map((r) => r.batchRow), 'int32');
+    return [tf.gather(encoded.hFuse, idx), tf.gather(encoded.inputMask, idx)] as const;
+  });
+  let state = model.startDecoding(hFuse, inputMask);
+  tf.dispose([hFuse, inputMask]);
+  const starts = rows.map((r) => r.prefix.reduce((s, id) => constraint.advance(s, id), constraint.initial(r.goal)));
+  if (starts.some((s) => s.node !== GrammarNode.Text)) throw new Error('beamTypedText: a prefix does not end at a TYPE action');
+  // Feed the start token and the prefix; the last logits are the first text token's.
+  let logits: Float32Array = new Float32Array(0);
+  for (let t = 0; t <= rows[0]!.prefix.length; t++) {
+    ({ state, logits } = step(model, state, rows.map((r) => (t === 0 ? model.config.decoderStartTokenId : r.prefix[t - 1]!)), V));
+  }
+  const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
+  let beams: Hypothesis[][] = starts.map((s, i) => [{ ids: [], score: 0, state: s, at: i }]);
+  const best: (Hypothesis | null)[] = rows.map(() => null);
+  while (beams.some((b) => b.length > 0)) {
+    beams = beams.map((row, i) => {
+      const grown = row.flatMap((h) => {
+        const lp = maskedLogSoftmax(logits.subarray(h.at * V, (h.at + 1) * V), constraint.mask(h.state));
+        return Array.from(constraint.allowedIds(h.state), (id) => ({ h, id, score: h.score + lp[id]! }));
+      });
+      grown.sort((a, b) => b.score - a.score);
+      const kept: Hypothesis[] = [];
+      for (const { h, id, score } of grown.slice(0, width)) {
+        const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at };
+        if (id !== codec.eosId) kept.push(next);
+        else if (!best[i] || mean(next) > mean(best[i]!)) best[i] = next;
+      }
+      // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens.
+      return kept.filter((h) => !best[i] || h.score / longest > mean(best[i]!));
+    });
+    const open = beams.flat();
+    if (open.length === 0) break;
+    state = model.selectDecodingRows(state, open.map((h) => h.at));
+    open.forEach((h, n) => (h.at = n));
+    ({ state, logits } = step(model, state, open.map((h) => h.ids[h.ids.length - 1]!), V));
+  }
+  model.disposeDecoding(state);
+  return best.map((h, i) => {
+    if (!h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
+    return h.ids;
+  });
+}
+
+function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[], V: number): { state: S; logits: Float32Array } {
+  const tokens = tf.tensor1d(ids as number[], 'int32');
+  const r = model.decodeStep(state, tokens);
+  tokens.dispose();
+  r.hidden.dispose();
+  const cut = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [ids.length, V]);
+  const logits = cut.dataSync() as Float32Array;
+  tf.dispose([r.logits, cut]);
+  return { state: r.state, logits };
+}
+
+/** log softmax over the ids the mask allows (0); the rest stay −∞. */
+function maskedLogSoftmax(logits: Float32Array, mask: Float32Array): Float32Array {
+  let max = -Infinity;
+  for (let v = 0; v < logits.length; v++) if (mask[v] === 0 && logits[v]! > max) max = logits[v]!;
+  let sum = 0;
+  for (let v = 0; v < logits.length; v++) if (mask[v] === 0) sum += Math.exp(logits[v]! - max);
+  const lse = max + Math.log(sum);
+  const out = new Float32Array(logits.length).fill(-Infinity);
+  for (let v = 0; v < logits.length; v++) if (mask[v] === 0) out[v] = logits[v]! - lse;
+  return out;
+}
+
+const mean = (h: Hypothesis): number => h.score / h.ids.length;

@@ -1,0 +1,85 @@
+/** Typed text by beam (infer/text_beam.ts): the run with the best mean log-probability, not greedy's first step. */
+import * as tf from '@tensorflow/tfjs-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../src/backend.js';
+import { ActionType } from '../src/data/types.js';
+import { ActionCodec } from '../src/model/codec.js';
+import { TargetConstraint } from '../src/model/constrained.js';
+import { buildWordTokenizer } from '../src/model/tokenizer.js';
+import type { IncrementalDecoder } from '../src/infer/generate.js';
+import { beamTypedText } from '../src/infer/text_beam.js';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+const goal = 'install amazon shopping app';
+const codec = new ActionCodec(buildWordTokenizer([goal, goal], { minCount: 1 }), { copyText: true });
+const constraint = new TargetConstraint(codec);
+const V = constraint.vocabSize;
+const id = (text: string): number => {
+  const ids = codec.tokenizer.encodeText(text);
+  if (ids.length !== 1) throw new Error(`'${text}' is not one token here: ${ids.join(',')}`);
+  return ids[0]!;
+};
+const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+
+/**
+ * A scripted decoder: the next token's probabilities depend on the text emitted after the prefix.
+ * First " shopping" 0.5, " amazon" 0.4; after " amazon", " shopping" 0.99; after " shopping", eos 0.9.
+ * Greedy types "shopping" (mean log-prob −0.40); "amazon shopping" has the better mean (−0.34).
+ */
+function scripted(): IncrementalDecoder<number[][]> {
+  const next = (seen: readonly number[]): Map<number, number> => {
+    const text = seen.slice(prefix.length + 1);
+    if (seen.length <= prefix.length) return new Map([[[codec.eosId, ...prefix][seen.length] ?? codec.eosId, 1]]);
+    const last = text[text.length - 1];
+    if (last === undefined) return new Map([[id(' shopping'), 0.5], [id(' amazon'), 0.4], [id(' app'), 0.1]]);
+    if (last === id(' amazon')) return new Map([[id(' shopping'), 0.99], [codec.eosId, 0.01]]);
+    return new Map([[codec.eosId, 0.9], [id(' app'), 0.1]]);
+  };
+  return {
+    config: { decoderStartTokenId: 0, padTokenId: 0, vocabSize: V },
+    encodeFull: () => {
+      throw new Error('not used');
+    },
+    startDecoding: (h) => Array.from({ length: h.shape[0] }, () => []),
+    decodeStep: (state, tokens) => {
+      const t = Array.from(tokens.dataSync());
+      const seen = state.map((s, b) => [...s, t[b]!]);
+      const logits = seen.flatMap((s) => {
+        const row = new Array<number>(V).fill(-30);
+        for (const [k, p] of next(s)) row[k] = Math.log(p);
+        return row;
+      });
+      return { hidden: tf.zeros([t.length, 1]), logits: tf.tensor2d(logits, [t.length, V]), state: seen };
+    },
+    selectDecodingRows: (state, rows) => rows.map((r) => [...state[r]!]),
+    disposeDecoding: () => {},
+  };
+}
+
+const typedBy = (width: number): string => {
+  const goalIds = codec.tokenizer.encodeText(goal);
+  const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D };
+  const [ids] = beamTypedText(scripted(), constraint, codec, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
+  const d = codec.decodeTarget(ids!);
+  if (!d.ok) throw new Error(d.error);
+  return d.action.typed_text;
+};
+
+describe('beamTypedText', () => {
+  it('width 1 is greedy: the likelier first word, then the end', () => {
+    expect(typedBy(1)).toBe('shopping');
+  });
+
+  it('a wider beam types the run with the better mean log-probability per token', () => {
+    expect(typedBy(2)).toBe('amazon shopping');
+    expect(typedBy(4)).toBe('amazon shopping');
+  });
+
+  it('refuses a prefix that does not end at a TYPE action', () => {
+    const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D };
+    expect(() => beamTypedText(scripted(), constraint, codec, encoded, [{ batchRow: 0, goal: [], prefix: prefix.slice(0, 3) }], 2)).toThrow(/TYPE/);
+  });
+});
