@@ -15,7 +15,7 @@ import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEF
 import { packBgr } from '../src/screen/text/ocr_image.js';
 import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
 import { readingOrder } from '../src/screen/text/ocr_order.js';
-import { cleanLine, ctcGreedy, planBatches } from '../src/screen/text/ocr_recognize.js';
+import { cleanLine, ctcGreedy, planBatches, splitLine, type DecodedChar } from '../src/screen/text/ocr_recognize.js';
 import { InputError } from '../src/util/errors.js';
 
 describe('detection post-processing', () => {
@@ -79,7 +79,26 @@ describe('recognition helpers', () => {
     const d = ctcGreedy(probs([1, 1, 0, 1, 2, 2, 3, 0, 2]), 0, 9, 4, chars);
     expect(d.text).toBe('aab b');
     expect(d.score).toBeCloseTo(0.7, 5);
-    expect(ctcGreedy(probs([0, 0, 0]), 0, 3, 4, chars)).toEqual({ text: '', score: 0 });
+    expect(ctcGreedy(probs([0, 0, 0]), 0, 3, 4, chars)).toEqual({ text: '', score: 0, chars: [] });
+  });
+
+  test('each kept character spans the steps it was read at, as shares of the crop (padding excluded)', () => {
+    // 8 steps, the crop fills half of them: a at steps 0–1, b at step 3.
+    const d = ctcGreedy(probs([1, 1, 0, 2, 0, 0, 0, 0]), 0, 8, 4, chars, 0.5);
+    expect(d.chars).toEqual([{ text: 'a', from: 0, to: 0.5 }, { text: 'b', from: 0.75, to: 1 }]);
+  });
+
+  test('a line is cut at separators standing alone, which are dropped; words, and separators inside them, stay', () => {
+    const line = (text: string): DecodedChar[] => [...text].map((c, i, all) => ({ text: c, from: i / all.length, to: (i + 1) / all.length }));
+    const parts = (text: string) => splitLine(line(text)).map((p) => p.text);
+    expect(parts('previous | next | index')).toEqual(['previous', 'next', 'index']);
+    expect(parts('Documentation 》 Changelog')).toEqual(['Documentation', 'Changelog']);
+    expect(parts('· Introduction')).toEqual(['Introduction']);
+    expect(parts('a|b and x > y')).toEqual(['a|b and x > y']);
+    expect(parts('Table of contents')).toEqual(['Table of contents']);
+    // The parts tile the line: each starts where the last ended, at the separator's middle.
+    const p = splitLine(line('ab | cd'));
+    expect(p.map((x) => [x.from, x.to])).toEqual([[0, 3.5 / 7], [3.5 / 7, 1]]);
   });
 
   test('batches cover every crop once, each within the width spread and the column budget', () => {

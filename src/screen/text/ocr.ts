@@ -24,7 +24,7 @@ import type { DbParams } from './ocr_detect.js';
 import { toRgb, type PixelBox } from './ocr_image.js';
 import { loadCharacters, resolveModelPaths } from './ocr_models.js';
 import { readingOrder } from './ocr_order.js';
-import { cleanLine, type BatchLimits, type Decoded } from './ocr_recognize.js';
+import { cleanLine, splitLine, type BatchLimits, type Decoded } from './ocr_recognize.js';
 import type { Answer, OcrWorkerData } from './ocr_worker.js';
 import { InputError } from '../../util/errors.js';
 import type { ScreenText, TextReader } from './types.js';
@@ -45,6 +45,8 @@ export interface OcrOptions {
   db?: Partial<DbParams>;
   /** Lines whose recognition confidence is below this are dropped. */
   minScore?: number;
+  /** Cut lines into items at separators standing alone ("a | b", "a » b"; ocr_recognize.ts: splitLine); false = whole lines. */
+  splitItems?: boolean;
   /** Worker threads, one onnxruntime thread each (default: up to 2, one per core); 1 = in this thread. */
   workers?: number;
   /** onnxruntime intra-op threads per session when reading in this thread (workers = 1). */
@@ -56,6 +58,7 @@ export interface OcrOptions {
 export const OCR_DEFAULTS = {
   ...ENGINE_DEFAULTS,
   minScore: 0.5,
+  splitItems: true,
   threads: 2,
 } as const;
 
@@ -64,6 +67,7 @@ const WORKER = new URL('./ocr_worker.js', import.meta.url);
 
 interface Resolved extends EngineSettings {
   minScore: number;
+  splitItems: boolean;
   workers: number;
 }
 
@@ -74,6 +78,7 @@ function resolveOptions(o: OcrOptions): Resolved {
     adaptive: { ...OCR_DEFAULTS.adaptive, ...o.adaptive },
     db: { ...OCR_DEFAULTS.db, ...o.db },
     minScore: o.minScore ?? OCR_DEFAULTS.minScore,
+    splitItems: o.splitItems ?? OCR_DEFAULTS.splitItems,
     workers: workers > 1 && existsSync(fileURLToPath(WORKER)) ? workers : 1,
     threads: workers > 1 ? 1 : o.threads ?? OCR_DEFAULTS.threads,
     rec: { ...OCR_DEFAULTS.rec, ...o.rec },
@@ -86,6 +91,7 @@ function readerId(r: Resolved): string {
   if (r.adaptive.targetTextHeight !== OCR_DEFAULTS.adaptive.targetTextHeight) extra.push(`targetTextHeight=${r.adaptive.targetTextHeight}`);
   for (const k of Object.keys(OCR_DEFAULTS.db) as Array<keyof DbParams>) if (r.db[k] !== OCR_DEFAULTS.db[k]) extra.push(`${k}=${r.db[k]}`);
   if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
+  if (r.splitItems !== OCR_DEFAULTS.splitItems) extra.push(`splitItems=${r.splitItems}`);
   for (const k of Object.keys(OCR_DEFAULTS.rec) as Array<keyof BatchLimits>) if (r.rec[k] !== OCR_DEFAULTS.rec[k]) extra.push(`rec.${k}=${r.rec[k]}`);
   const adaptive = r.adaptive.minTextHeight > 0 ? `-h${r.adaptive.minTextHeight}` : '';
   return [`ocr:ppocr-v4:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
@@ -186,10 +192,16 @@ export class OcrReader implements TextReader {
     const decoded = read.flat();
     const texts: ScreenText[] = [];
     lines.forEach((b, i) => {
-      const text = cleanLine(decoded[i]!.text);
-      if (text === '' || decoded[i]!.score < this.opts.minScore) return;
-      const box: ScreenText['box'] = [b.y0 / rgb.height, b.x0 / rgb.width, (b.y1 - b.y0) / rgb.height, (b.x1 - b.x0) / rgb.width];
-      texts.push({ text, box, score: decoded[i]!.score });
+      const d = decoded[i]!;
+      if (d.score < this.opts.minScore) return;
+      const w = b.x1 - b.x0;
+      const parts = this.opts.splitItems ? splitLine(d.chars) : [{ text: d.text, from: 0, to: 1 }];
+      for (const part of parts) {
+        const text = cleanLine(part.text);
+        if (text === '') continue;
+        const box: ScreenText['box'] = [b.y0 / rgb.height, (b.x0 + part.from * w) / rgb.width, (b.y1 - b.y0) / rgb.height, ((part.to - part.from) * w) / rgb.width];
+        texts.push({ text, box, score: d.score });
+      }
     });
     return texts;
   }

@@ -122,7 +122,7 @@ export class OcrEngine {
       const res = await rec.run({ [rec.inputNames[0]!]: new ort.Tensor('float32', x, [n, 3, REC_HEIGHT, plan.width]) });
       const y = res[rec.outputNames[0]!]!;
       const [, steps, classes] = y.dims as number[];
-      plan.items.forEach((item, k) => (out[item] = ctcGreedy(y.data as Float32Array, k, steps!, classes!, this.chars)));
+      plan.items.forEach((item, k) => (out[item] = ctcGreedy(y.data as Float32Array, k, steps!, classes!, this.chars, widths[item]! / plan.width)));
       y.dispose();
     }
     return out;
