@@ -201,7 +201,19 @@ describe('real OCR (PP-OCRv4)', () => {
       expect(l.score).toBeGreaterThan(0.8);
       expect(l.score).toBeLessThanOrEqual(1);
     });
-    expect(ocr.id).toMatch(/^ocr:ppocr-v4:det\d+/);
+    expect(ocr.id).toMatch(/^ocr:ppocr-v4-items:det\d+/);
+  });
+
+  test('a navigation bar read as one line comes out as its items, left to right, each boxed inside the line', async () => {
+    const bar = await wordsImage([{ text: 'previous | next | modules', x: 20, y: 60, size: 30 }], W, 100);
+    const [items] = await ocr.read([bar]);
+    expect(items!.map((t) => t.text)).toEqual(['previous', 'next', 'modules']);
+    items!.slice(1).forEach((t, k) => expect(t.box[1]).toBeGreaterThanOrEqual(items![k]!.box[1] + items![k]!.box[3] - 1e-6));
+    const whole = await OcrReader.load({ workers: 1, splitItems: false });
+    const [lines] = await whole.read([bar]);
+    expect(lines!.map((t) => t.text)).toEqual(['previous | next | modules']);
+    expect(whole.id).toMatch(/^ocr:ppocr-v4:det\d+/);
+    await whole.dispose();
   });
 
   test('a blank image gives no text; grey and RGBA inputs read the same words', async () => {

@@ -85,16 +85,18 @@ function resolveOptions(o: OcrOptions): Resolved {
   };
 }
 
-/** 'ocr:ppocr-v4:det960-h15', plus every output-changing setting that differs from its default. */
+/**
+ * 'ocr:ppocr-v4-items:det960-h15' (lines cut into items; 'ppocr-v4' keeps whole lines, as readers
+ * before the cut did), plus every output-changing setting that differs from its default.
+ */
 function readerId(r: Resolved): string {
   const extra: string[] = [];
   if (r.adaptive.targetTextHeight !== OCR_DEFAULTS.adaptive.targetTextHeight) extra.push(`targetTextHeight=${r.adaptive.targetTextHeight}`);
   for (const k of Object.keys(OCR_DEFAULTS.db) as Array<keyof DbParams>) if (r.db[k] !== OCR_DEFAULTS.db[k]) extra.push(`${k}=${r.db[k]}`);
   if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
-  if (r.splitItems !== OCR_DEFAULTS.splitItems) extra.push(`splitItems=${r.splitItems}`);
   for (const k of Object.keys(OCR_DEFAULTS.rec) as Array<keyof BatchLimits>) if (r.rec[k] !== OCR_DEFAULTS.rec[k]) extra.push(`rec.${k}=${r.rec[k]}`);
   const adaptive = r.adaptive.minTextHeight > 0 ? `-h${r.adaptive.minTextHeight}` : '';
-  return [`ocr:ppocr-v4:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
+  return [`ocr:ppocr-v4${r.splitItems ? '-items' : ''}:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
 }
 
 /** Where the engine runs: in this thread, or on a pool of workers. */
