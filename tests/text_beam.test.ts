@@ -61,7 +61,7 @@ function scripted(): IncrementalDecoder<number[][]> {
 
 const typedBy = (width: number): string => {
   const goalIds = codec.tokenizer.encodeText(goal);
-  const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D };
+  const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
   const [ids] = beamTypedText(scripted(), constraint, codec, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
   const d = codec.decodeTarget(ids!);
   if (!d.ok) throw new Error(d.error);
@@ -79,7 +79,7 @@ describe('beamTypedText', () => {
   });
 
   it('refuses a prefix that does not end at a TYPE action', () => {
-    const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D };
+    const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
     expect(() => beamTypedText(scripted(), constraint, codec, encoded, [{ batchRow: 0, goal: [], prefix: prefix.slice(0, 3) }], 2)).toThrow(/TYPE/);
   });
 });

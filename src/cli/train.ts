@@ -43,6 +43,8 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   json?: boolean;
   /** false with --no-text-match. */
   textMatch?: boolean;
+  /** false with --no-copy-pointer. */
+  copyPointer?: boolean;
 };
 
 /** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
@@ -58,6 +60,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     ...base,
     ...flags,
     ...(o.textMatch === false ? { textMatch: false } : {}),
+    ...(o.copyPointer === false ? { copyPointer: false } : {}),
     data: o.data,
     out: o.out,
     init: o.init,
@@ -85,6 +88,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1; default: the recipe’s)', floatOption('--google-apps-fraction'))
     .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7, merged over the recipe’s (a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
+    .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 

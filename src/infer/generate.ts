@@ -1,12 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Encoded } from '../model/autoui.js';
-import type { ScreenBatch } from '../model/batch.js';
+import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
+import type { CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
-import { TargetConstraint, type ConstraintState } from '../model/constrained.js';
+import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
 import { argmaxCentres, attentionPointer, tapAt, type TapSource } from '../model/pointer.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
 import { ActionType, type YX } from '../data/types.js';
-import { beamTypedText, DEFAULT_TEXT_BEAMS } from './text_beam.js';
+import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
 
 /**
  * What decoding needs from a model: fused encoder states (with the screen attention and the screen
@@ -14,13 +15,15 @@ import { beamTypedText, DEFAULT_TEXT_BEAMS } from './text_beam.js';
  * models with one) the tap pointer over a decoder state.
  */
 export interface IncrementalDecoder<State> {
-  readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number };
+  readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number; copyPointer?: boolean };
   encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training?: boolean, texts?: TextItemsBatch): Encoded;
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
   decodeStep(state: State, tokens: tf.Tensor1D): { hidden: tf.Tensor2D; logits: tf.Tensor2D; state: State };
   /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
   disposeDecoding(state: State): void;
   pointTaps?(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D;
+  /** log p [R, T, V] of the copy pointer's mixture (models with copyPointer; model/copy.ts). */
+  copyLogProbs?(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D;
   /** Keeps/reorders/repeats rows of a decoding state (consumes it); what a beam search needs. */
   selectDecodingRows?(state: State, rows: number[]): State;
 }
@@ -56,6 +59,7 @@ export function greedyDecode<S>(
   const tapStates = taps === 'pointer' ? new Float32Array(B * encoded.fused.shape[2]) : null;
   let state = model.startDecoding(encoded.fused, batch.inputMask);
   const inputs = batch.inputIds.arraySync();
+  const copy = copySource(model, codec, encoded, batch.inputIds, inputs);
   const states: ConstraintState[] = inputs.map((ids) => constraint.initial(codec.goalIds(ids)));
   const out: number[][] = Array.from({ length: B }, () => []);
   let tokens = new Int32Array(B).fill(model.config.decoderStartTokenId);
@@ -66,13 +70,13 @@ export function greedyDecode<S>(
     tokenT.dispose();
     state = r.state;
     if (tapStates) keepTapStates(r.hidden, out, codec, tapStates);
-    r.hidden.dispose();
     constraint.fillMasks(states, masks);
     const nextT = tf.tidy(() => {
       const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
-      return tf.argMax(tf.add(logits, tf.tensor2d(masks, [B, V])), 1);
+      const scores = copy ? textStepScores(model, r.hidden, logits, copy, states) : logits;
+      return tf.argMax(tf.add(scores, tf.tensor2d(masks, [B, V])), 1);
     });
-    r.logits.dispose();
+    tf.dispose([r.hidden, r.logits]);
     const next = nextT.dataSync() as Int32Array;
     nextT.dispose();
     tokens = new Int32Array(B).fill(model.config.padTokenId);
@@ -85,9 +89,10 @@ export function greedyDecode<S>(
   }
   model.disposeDecoding(state);
   const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
-  if (textBeams > 1) retypeTexts(model, codec, constraint, encoded, batch.inputMask, inputs, out, states, textBeams);
+  if (textBeams > 1) retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams);
   const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch) : null);
   tf.dispose(Object.values(encoded));
+  if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
   return out.map((ids, b) => {
     if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` } };
     const result = codec.decodeTarget(ids);
@@ -95,13 +100,31 @@ export function greedyDecode<S>(
   });
 }
 
+/** What the copy pointer reads of a batch (models with one): H_fuse, the input ids and the goal's mask. */
+function copySource<S>(model: IncrementalDecoder<S>, codec: ActionCodec, encoded: Encoded, inputIds: tf.Tensor2D, inputs: number[][]): CopySource | null {
+  if (!model.config.copyPointer || !model.copyLogProbs || !codec.config.copyText) return null;
+  return { keys: encoded.fused, ids: inputIds, goal: goalMaskBatch(inputs, codec) };
+}
+
+/**
+ * Next-token scores [B, V] for one decoding step: the copy pointer's log-probabilities on the rows
+ * that write typed text (the grammar's Text node), the vocabulary logits elsewhere. Only the arg-max
+ * of a row is taken, so rows may be on different scales.
+ */
+function textStepScores<S>(model: IncrementalDecoder<S>, hidden: tf.Tensor2D, logits: tf.Tensor2D, copy: CopySource, states: readonly ConstraintState[]): tf.Tensor2D {
+  const writing = states.map((s) => (s.node === GrammarNode.Text ? 1 : 0));
+  if (!writing.some((w) => w === 1)) return logits;
+  const [b, v] = logits.shape;
+  const mixed = tf.reshape(model.copyLogProbs!(tf.expandDims(hidden, 1) as tf.Tensor3D, tf.expandDims(logits, 1) as tf.Tensor3D, copy), [b, v]);
+  return tf.where(tf.cast(tf.tensor2d(writing, [b, 1], 'int32'), 'bool'), mixed, logits) as tf.Tensor2D;
+}
+
 /** Replaces the typed text of each row that decoded to a TYPE action with the text beam search's (text_beam.ts). */
 function retypeTexts<S>(
   model: IncrementalDecoder<S>,
   codec: ActionCodec,
   constraint: TargetConstraint,
-  encoded: Encoded,
-  inputMask: tf.Tensor2D,
+  encoded: TextBeamInputs,
   inputs: number[][],
   out: number[][],
   states: ConstraintState[],
@@ -113,7 +136,7 @@ function retypeTexts<S>(
     return constraint.isDone(states[b]!) && at > 0 && ids[at] === typeId ? [{ batchRow: b, goal: codec.goalIds(inputs[b]!), prefix: ids.slice(0, at + 1) }] : [];
   });
   if (rows.length === 0) return;
-  const texts = beamTypedText(model, constraint, codec, { hFuse: encoded.fused, inputMask }, rows, width);
+  const texts = beamTypedText(model, constraint, codec, encoded, rows, width);
   rows.forEach((r, i) => (out[r.batchRow] = texts[i]!));
 }
 

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ActionCodec } from '../model/codec.js';
+import { disposeSource, sourceRows, type CopySource } from '../model/copy.js';
 import { GrammarNode, type ConstraintState, type TargetConstraint } from '../model/constrained.js';
 import type { IncrementalDecoder } from './generate.js';
 
@@ -21,7 +22,7 @@ export function beamTypedText<S>(
   model: IncrementalDecoder<S>,
   constraint: TargetConstraint,
   codec: ActionCodec,
-  encoded: { hFuse: tf.Tensor3D; inputMask: tf.Tensor2D },
+  encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
 ): number[][] {
@@ -33,6 +34,13 @@ export function beamTypedText<S>(
     members.forEach((i, n) => (out[i] = [...rows[i]!.prefix, ...texts[n]!]));
   }
   return out;
+}
+
+/** The batch's encoder side: H_fuse and its mask, and what the copy pointer reads (null: a model without one). */
+export interface TextBeamInputs {
+  hFuse: tf.Tensor3D;
+  inputMask: tf.Tensor2D;
+  copy: CopySource | null;
 }
 
 /** A row to decode again: its batch row, goal ids (for the copy) and greedy prefix up to its TYPE token. */
@@ -52,6 +60,8 @@ interface Hypothesis {
   state: ConstraintState;
   /** Row of the decoder state that holds this hypothesis' cache. */
   at: number;
+  /** The group's row this hypothesis extends. */
+  row: number;
 }
 
 /** One group of rows with equal prefix lengths: each row's best text ids, eos included. */
@@ -59,7 +69,7 @@ function beamGroup<S>(
   model: IncrementalDecoder<S>,
   constraint: TargetConstraint,
   codec: ActionCodec,
-  encoded: { hFuse: tf.Tensor3D; inputMask: tf.Tensor2D },
+  encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
 ): number[][] {
@@ -71,15 +81,19 @@ function beamGroup<S>(
   });
   let state = model.startDecoding(hFuse, inputMask);
   tf.dispose([hFuse, inputMask]);
+  const copy = encoded.copy && sourceRows(encoded.copy, rows.map((r) => r.batchRow));
   const starts = rows.map((r) => r.prefix.reduce((s, id) => constraint.advance(s, id), constraint.initial(r.goal)));
   if (starts.some((s) => s.node !== GrammarNode.Text)) throw new Error('beamTypedText: a prefix does not end at a TYPE action');
   // Feed the start token and the prefix; the last logits are the first text token's.
   let logits: Float32Array = new Float32Array(0);
   for (let t = 0; t <= rows[0]!.prefix.length; t++) {
-    ({ state, logits } = step(model, state, rows.map((r) => (t === 0 ? model.config.decoderStartTokenId : r.prefix[t - 1]!)), V));
+    // The last step's input is the TYPE token: its output is the first text token's, where copying starts.
+    const last = t === rows[0]!.prefix.length;
+    const ids = rows.map((r) => (t === 0 ? model.config.decoderStartTokenId : r.prefix[t - 1]!));
+    ({ state, logits } = step(model, state, ids, V, last ? copy : null, rows.map((_, i) => i)));
   }
   const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
-  let beams: Hypothesis[][] = starts.map((s, i) => [{ ids: [], score: 0, state: s, at: i }]);
+  let beams: Hypothesis[][] = starts.map((s, i) => [{ ids: [], score: 0, state: s, at: i, row: i }]);
   const best: (Hypothesis | null)[] = rows.map(() => null);
   while (beams.some((b) => b.length > 0)) {
     beams = beams.map((row, i) => {
@@ -90,7 +104,7 @@ function beamGroup<S>(
       grown.sort((a, b) => b.score - a.score);
       const kept: Hypothesis[] = [];
       for (const { h, id, score } of grown.slice(0, width)) {
-        const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at };
+        const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at, row: h.row };
         if (id !== codec.eosId) kept.push(next);
         else if (!best[i] || mean(next) > mean(best[i]!)) best[i] = next;
       }
@@ -101,8 +115,9 @@ function beamGroup<S>(
     if (open.length === 0) break;
     state = model.selectDecodingRows(state, open.map((h) => h.at));
     open.forEach((h, n) => (h.at = n));
-    ({ state, logits } = step(model, state, open.map((h) => h.ids[h.ids.length - 1]!), V));
+    ({ state, logits } = step(model, state, open.map((h) => h.ids[h.ids.length - 1]!), V, copy, open.map((h) => h.row)));
   }
+  if (copy) disposeSource(copy);
   model.disposeDecoding(state);
   return best.map((h, i) => {
     if (!h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
@@ -110,14 +125,25 @@ function beamGroup<S>(
   });
 }
 
-function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[], V: number): { state: S; logits: Float32Array } {
+/**
+ * One decoding step: the next-token scores [ids.length · V] of each row, from the copy pointer's
+ * mixture when `copy` is given (rows[k] names the source row that row k copies from), else the logits.
+ */
+function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[], V: number, copy: CopySource | null, rows: readonly number[]): { state: S; logits: Float32Array } {
   const tokens = tf.tensor1d(ids as number[], 'int32');
   const r = model.decodeStep(state, tokens);
   tokens.dispose();
-  r.hidden.dispose();
-  const cut = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [ids.length, V]);
-  const logits = cut.dataSync() as Float32Array;
-  tf.dispose([r.logits, cut]);
+  const scores = tf.tidy(() => {
+    const cut = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [ids.length, V]);
+    if (!copy) return tf.clone(cut);
+    const source = sourceRows(copy, rows);
+    const mixed = model.copyLogProbs!(tf.expandDims(r.hidden, 1) as tf.Tensor3D, tf.expandDims(cut, 1) as tf.Tensor3D, source);
+    disposeSource(source);
+    return tf.reshape(mixed, [ids.length, V]);
+  });
+  tf.dispose([r.hidden, r.logits]);
+  const logits = scores.dataSync() as Float32Array;
+  scores.dispose();
   return { state: r.state, logits };
 }
 

@@ -5,6 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
+import { copyLogProbs, copyLoss, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
 import { MATCH_DIM } from './text_match.js';
@@ -34,6 +35,16 @@ export interface AutoUiBatch {
   refer?: ReferringRows;
   /** [B] int32: the decoder position whose state points at a tap's target (its input is the tap's type token; codec.tapStep), 0 on rows without a tap; omitted = no pointer loss. */
   tapAt?: tf.Tensor1D;
+  /** Where the copy pointer writes (copyPointer models; copy.ts); omitted = every step from the vocabulary. */
+  copy?: CopySteps;
+}
+
+/** The steps of a batch's targets that write typed text, and what they may copy. */
+export interface CopySteps {
+  /** [B, T] 1 where the label is a TYPE action's text or the eos that ends it (codec.textSteps). */
+  steps: tf.Tensor2D;
+  /** [B, L] 1 on the goal's input tokens (codec.goalIds), which a text may copy. */
+  goal: tf.Tensor2D;
 }
 
 /** K phrases per screen: rows b·K .. b·K + K − 1 belong to screen b of the batch. */
@@ -212,10 +223,15 @@ export class AutoUiModel {
       const hidden = decoderStack(this.params, this.config, this.shiftRight(labels), hFuse, batch.inputMask, this.rng(training));
       const logits = lmHead(this.params, this.config, hidden);
       const [b, t, v] = logits.shape;
+      const copy = this.config.copyPointer ? batch.copy : undefined;
       const flatLabels = tf.reshape(tf.cast(labels, 'int32'), [b * t]) as tf.Tensor1D;
-      const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), flatLabels, IGNORE_INDEX);
+      // Text steps pay the copy mixture's loss instead of the vocabulary's alone.
+      const ceLabels = copy ? (tf.where(tf.cast(tf.reshape(copy.steps, [b * t]), 'bool'), tf.fill([b * t], IGNORE_INDEX, 'int32'), flatLabels) as tf.Tensor1D) : flatLabels;
+      const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), ceLabels, IGNORE_INDEX);
       const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
-      let total = tf.div(tf.sum(perToken), count) as tf.Scalar;
+      let summed = tf.sum(perToken) as tf.Scalar;
+      if (copy) summed = tf.add(summed, copyLoss(this.copyLogProbs(hidden, logits, { keys: hFuse, ids: batch.inputIds, goal: copy.goal }), labels, copy.steps));
+      let total = tf.div(summed, count) as tf.Scalar;
       if (batch.groundTargets && weights.ground !== 0) {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
@@ -265,6 +281,19 @@ export class AutoUiModel {
   pointTaps(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D {
     if (!this.config.tapPointer) throw new InputError('this model has no tap pointer (tapPointer is off)', 'pointTaps');
     return tf.tidy(() => tapPointer(hidden, e.keys, e.keyMask, meanTokenAttention(e.attention, inputMask), this.params.get<tf.Tensor2D>('tap_pointer.weight')));
+  }
+
+  /**
+   * log p [R, T, V] of the copy pointer's mixture (copy.ts) for decoder states `hidden` [R, T, d]
+   * and their vocabulary logits, row r copying from row r of `source`.
+   */
+  copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D {
+    if (!this.config.copyPointer) throw new InputError('this model has no copy pointer (copyPointer is off)', 'copyLogProbs');
+    const p = this.params;
+    const w: CopyWeights = {
+      pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias'),
+    };
+    return copyLogProbs(hidden, logits, source, w, this.config.eosTokenId);
   }
 
   /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */

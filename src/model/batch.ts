@@ -98,6 +98,14 @@ export function inputBatch(inputs: readonly number[][], padId: number): { inputI
   return { inputIds: tf.tensor2d(ids, [inputs.length, len], 'int32'), inputMask: tf.tensor2d(mask, [inputs.length, len], 'int32') };
 }
 
+/** [B, L] 1 on each input's goal tokens (codec.goalIds: what a typed text may copy), padded like inputBatch. */
+export function goalMaskBatch(inputs: readonly number[][], codec: ActionCodec): tf.Tensor2D {
+  const len = Math.max(1, ...inputs.map((s) => s.length));
+  const mask = new Int32Array(inputs.length * len);
+  inputs.forEach((s, b) => mask.fill(1, b * len, b * len + codec.goalIds(s).length));
+  return tf.tensor2d(mask, [inputs.length, len], 'int32');
+}
+
 /** What the model reads of one screen: the encoder's features, the screen's size, and its text items (text models). */
 export interface ScreenRow {
   features: Float32Array;

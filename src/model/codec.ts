@@ -164,6 +164,17 @@ export class ActionCodec {
     return ty === ly && tx === lx ? a + 2 : -1;
   }
 
+  /**
+   * The positions of a target whose labels are a TYPE action's text or the eos that ends it: the
+   * steps where the copy pointer writes (model/copy.ts). Empty when the action is not TYPE.
+   */
+  textSteps(target: readonly number[]): number[] {
+    const a = target.indexOf(this.actId);
+    if (a < 0 || target[a + 1] !== this.typeIds[ActionType.TYPE]) return [];
+    const end = target.indexOf(this.eosId, a + 2);
+    return Array.from({ length: (end < 0 ? target.length : end + 1) - (a + 2) }, (_, k) => a + 2 + k);
+  }
+
   /** Whether the next token after `generated` is the first coordinate of a DUAL_POINT action (the step tapStep names). */
   writesPointNext(generated: readonly number[]): boolean {
     const n = generated.length;

@@ -41,7 +41,9 @@ export const AUTOUI_EXTRA_TENSORS = ['screen_proj.weight', 'screen_proj.bias', '
 export const TEXT_TENSORS = ['text_proj.weight', 'text_proj.bias', 'text_match.weight'] as const;
 /** The decoder's tap pointer (models with tapPointer only). */
 export const POINTER_TENSORS = ['tap_pointer.weight'] as const;
-const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS, ...POINTER_TENSORS]);
+/** The copy pointer over the goal (models with copyPointer only). */
+export const COPY_TENSORS = ['copy_pointer.weight', 'copy_gate.weight', 'copy_gate.bias', 'copy_stop.weight', 'copy_stop.bias'] as const;
+const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS, ...POINTER_TENSORS, ...COPY_TENSORS]);
 
 type Json = Record<string, unknown>;
 
@@ -225,7 +227,7 @@ export async function initFromHuggingFace(dir: string): Promise<HfT5Init> {
 }
 
 /** The model config for a pretrained language part plus the codec's vocabulary and the encoder's width. */
-export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean; textMatch?: boolean; tapPointer?: boolean }): ModelConfig {
+export function pretrainedModelConfig(init: Pick<HfT5Init, 'config'>, sizes: { vocabSize: number; screenDim: number; screenText?: boolean; textMatch?: boolean; tapPointer?: boolean; copyPointer?: boolean }): ModelConfig {
   if (sizes.vocabSize < init.config.vocabSize) {
     throw new InputError(`the codec's vocabulary (${sizes.vocabSize}) is smaller than the checkpoint's (${init.config.vocabSize})`, 'train --init');
   }

@@ -20,6 +20,9 @@ import { MATCH_DIM } from './text_match.js';
  * - `text_match.weight` [d, MATCH_DIM] — W_m of the items' lexical match (text_match.ts), only with `textMatch`.
  * - `tap_pointer.weight` [d, d] — W_p of the decoder's tap pointer (pointer.ts), only with `tapPointer`;
  *   zero at initialisation, so the untrained pointer is the screen attention's look.
+ * - `copy_pointer.weight` [d, d] (W_c), `copy_gate.weight` [1, d], `copy_gate.bias` [1] (w_g, b_g),
+ *   `copy_stop.weight` [1, d], `copy_stop.bias` [1] (w_s, b_s) — the copy pointer over the goal
+ *   (copy.ts), only with `copyPointer`; zero at initialisation.
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */
@@ -149,6 +152,15 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
     if (config.textMatch) specs.push({ name: 'text_match.weight', shape: [d, MATCH_DIM], init: normal(MATCH_DIM ** -0.5) });
   }
   if (config.tapPointer) specs.push({ name: 'tap_pointer.weight', shape: [d, d], init: ZEROS });
+  if (config.copyPointer) {
+    specs.push(
+      { name: 'copy_pointer.weight', shape: [d, d], init: ZEROS },
+      { name: 'copy_gate.weight', shape: [1, d], init: ZEROS },
+      { name: 'copy_gate.bias', shape: [1], init: ZEROS },
+      { name: 'copy_stop.weight', shape: [1, d], init: ZEROS },
+      { name: 'copy_stop.bias', shape: [1], init: ZEROS },
+    );
+  }
   return specs;
 }
 

@@ -1,8 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { actionAt } from '../data/shards.js';
 import type { Box } from '../data/types.js';
-import type { AutoUiBatch } from '../model/autoui.js';
-import { disposeScreenBatch, EMPTY_TEXTS, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
+import type { AutoUiBatch, CopySteps } from '../model/autoui.js';
+import { disposeScreenBatch, EMPTY_TEXTS, goalMaskBatch, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
+import type { ActionCodec } from '../model/codec.js';
 import type { Rng } from '../util/rng.js';
 import { referringBatch, type ReferringPhrase } from './referring.js';
 import type { Example } from './relabel.js';
@@ -14,6 +15,8 @@ export interface BatchExtras {
   refer?: { phrases: readonly (readonly ReferringPhrase[])[]; perRow: number; rng: Rng };
   /** Add the decoder positions the tap pointer reads (codec.tapStep of each target). */
   tapStep?: (target: readonly number[]) => number;
+  /** Add the steps the copy pointer writes and the goal it copies from (copyPointer models). */
+  copy?: ActionCodec;
 }
 
 /** Row r of a split as recorded: its screen, input, target and gold action. */
@@ -38,6 +41,7 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
     ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
     ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
+    ...(extras.copy ? { copy: copyBatch(examples, extras.copy) } : {}),
     ...inputBatch(examples.map((ex) => ex.input), padId),
     ...screens,
     labels: (() => {
@@ -47,7 +51,15 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   };
 }
 
+/** The copy pointer's steps [B, T] (T as the padded labels) and goal mask [B, L] (L as the padded inputs). */
+function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps {
+  const len = Math.max(1, ...examples.map((ex) => ex.target.length));
+  const steps = new Int32Array(examples.length * len);
+  examples.forEach((ex, b) => codec.textSteps(ex.target).forEach((t) => (steps[b * len + t] = 1)));
+  return { steps: tf.tensor2d(steps, [examples.length, len], 'int32'), goal: goalMaskBatch(examples.map((ex) => ex.input), codec) };
+}
+
 export function disposeBatch(b: AutoUiBatch): void {
   disposeScreenBatch({ screen: b.screen, screenMask: b.screenMask, texts: b.texts, layouts: null });
-  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : [])]);
 }

@@ -39,6 +39,8 @@ export interface TrainRecipe {
   relabelRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;
+  /** Typed text may be copied from the goal by position (model/copy.ts), beside the vocabulary. */
+  copyPointer: boolean;
   /**
    * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
    * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
@@ -62,6 +64,7 @@ const COMMON = {
   textMatch: true,
   relabelRate: 0.25,
   pointerWeight: 1,
+  copyPointer: true,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

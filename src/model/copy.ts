@@ -1,0 +1,99 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { dense } from './layers.js';
+
+/*
+ * The copy pointer (our addition; the pointer-generator of See et al., 2017, with a stop on the
+ * pointed position): at the decoder steps that write a TYPE action's text (and the eos that ends
+ * it), the next token is drawn from a mixture of the vocabulary and the goal, pointed at by position:
+ *   a_t,i  = softmax_i((W_c h_t) · H_i / √d)          over the goal's positions i and the one after it
+ *   s_i    = σ(w_s · H_i + b_s)                        (1 at the position after the goal)
+ *   g_t    = σ(w_g · h_t + b_g)
+ *   p_t(v) = g_t · softmax(logits_t)(v) + (1 − g_t) · Σ_i a_t,i · ((1 − s_i)·[x_i = v] + s_i·[v = eos])
+ * where h_t is the decoder's state, H the fused encoder states the decoder reads (H_fuse) and x the
+ * input ids. Why the pointer: a name the vocabulary spells in bytes ("comedy", "Netflix") must
+ * otherwise be spelled by the LM head, which has to learn to turn "the query is here" into the ids
+ * of its letters; a pointer only has to find where the query is, which the encoder's contextual
+ * states say ("for …", quotes), so it carries to names training never showed. Why the stop: where
+ * a typed name ends is said by what follows it in the goal (" page", " app", " from"), not by the
+ * name, so the stop is read off the position the pointer would copy next, s_i, which does not depend
+ * on having seen the name. The vocabulary side still writes what the goal does not hold (".com"
+ * after a copied "costco", a casing the goal lacks). W_c, w_g, b_g, w_s and b_s start at zero: an
+ * untrained pointer looks at the goal uniformly, the two sides weighted equally.
+ */
+
+/** The copy pointer's weights (params.ts). */
+export interface CopyWeights {
+  /** W_c [d, d]. */
+  pointer: tf.Tensor2D;
+  /** w_g [1, d]. */
+  gate: tf.Tensor2D;
+  /** b_g [1]. */
+  gateBias: tf.Tensor1D;
+  /** w_s [1, d]. */
+  stop: tf.Tensor2D;
+  /** b_s [1]. */
+  stopBias: tf.Tensor1D;
+}
+
+/** What a copy reads, one row per decoder state: the goal's fused states, ids and mask. */
+export interface CopySource {
+  /** H [R, L, d]: the fused encoder states of each row's input. */
+  keys: tf.Tensor3D;
+  /** x [R, L] int32: each row's input ids. */
+  ids: tf.Tensor2D;
+  /** [R, L] 1 on the goal's tokens (a prefix of the input: what may be copied), 0 on the history and padding. */
+  goal: tf.Tensor2D;
+}
+
+/** Keeps log p finite where both sides give a token nothing (a masked id, say). */
+const FLOOR = 1e-12;
+
+/**
+ * log p [R, T, V] of the mixture above, for decoder states `hidden` [R, T, d] with their vocabulary
+ * logits [R, T, V], row r copying from row r of the source; `eos` is the id a stop writes.
+ */
+export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource, w: CopyWeights, eos: number): tf.Tensor3D {
+  return tf.tidy(() => {
+    const [r, l, d] = source.keys.shape;
+    const v = logits.shape[2];
+    const goal = tf.cast(source.goal, 'float32');
+    const after = tf.relu(tf.sub(tf.pad(tf.slice(goal, [0, 0], [r, l - 1]), [[0, 0], [1, 0]]), goal)); // [R, L]: 1 just after the goal
+    const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
+    const q = dense(hidden, w.pointer); // [R, T, d]
+    const scores = tf.add(tf.mul(tf.matMul(q, source.keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
+    const stop = tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after); // s [R, L]
+    const token = tf.cast(tf.oneHot(tf.cast(source.ids, 'int32'), v), 'float32'); // [R, L, V]: position i → its token x_i
+    const end = tf.oneHot(tf.fill([r, l], eos, 'int32'), v).toFloat();
+    const s3 = tf.expandDims(stop, 2);
+    const onto = tf.add(tf.mul(tf.sub(1, s3), token), tf.mul(s3, end)); // [R, L, V]
+    const pCopy = tf.matMul(tf.softmax(scores), onto); // [R, T, V]
+    const g = tf.sigmoid(dense(hidden, w.gate, w.gateBias)); // [R, T, 1]
+    const p = tf.add(tf.mul(g, tf.softmax(logits)), tf.mul(tf.sub(1, g), pCopy));
+    return tf.log(tf.add(p, FLOOR)) as tf.Tensor3D;
+  });
+}
+
+/**
+ * The loss at the text steps: −Σ log p(label) over the positions `steps` [R, T] marks (1), given
+ * log p [R, T, V] and labels [R, T] (any value where steps is 0).
+ */
+export function copyLoss(logProbs: tf.Tensor3D, labels: tf.Tensor2D, steps: tf.Tensor2D): tf.Scalar {
+  return tf.tidy(() => {
+    const on = tf.cast(steps, 'float32');
+    const safe = tf.mul(tf.cast(labels, 'int32'), tf.cast(steps, 'int32'));
+    const picked = tf.sum(tf.mul(logProbs, tf.cast(tf.oneHot(safe, logProbs.shape[2]), 'float32')), 2); // [R, T]
+    return tf.neg(tf.sum(tf.mul(picked, on))) as tf.Scalar;
+  });
+}
+
+/** The rows of a source for decoder rows that read batch rows `rows` (beams, text steps). */
+export function sourceRows(source: CopySource, rows: readonly number[]): CopySource {
+  return tf.tidy(() => {
+    const idx = tf.tensor1d(rows as number[], 'int32');
+    return { keys: tf.gather(source.keys, idx), ids: tf.gather(source.ids, idx), goal: tf.gather(source.goal, idx) };
+  });
+}
+
+export function disposeSource(source: CopySource): void {
+  tf.dispose([source.keys, source.ids, source.goal]);
+}
