@@ -36,7 +36,7 @@ export function registerDemo(program: Command): void {
     .option('--checkpoint <dir>', 'checkpoint directory (default: checkpoints/demo, or <out>/checkpoints/demo with --out)')
     .option('--episodes <n>', 'synthetic episodes across the five subsets', intOption('--episodes', 10), DEMO_DEFAULTS.episodes)
     .option('--unseen-episodes <n>', 'synthetic episodes whose target app training never shows', intOption('--unseen-episodes', 3), DEMO_DEFAULTS.unseenEpisodes)
-    .option('--aspects <list>', 'width ÷ height ratios of the synthetic screens, one drawn per episode at 320 px high (default: 160×320 alone)', aspectList('--aspects'))
+    .option('--aspects <list>', 'width ÷ height ratios of the synthetic screens, one drawn per episode at 320 px high (0.5 = 160×320 alone)', aspectList('--aspects'), DEMO_DEFAULTS.aspects)
     .option('--web-episodes <n>', 'episodes per web site rendered in Chromium (0 = the synthetic set alone)', intOption('--web-episodes', 0), DEMO_DEFAULTS.webEpisodes)
     .option('--link-screens <n>', 'screens of each held-out site rendered for the named-link set (several "tap X" tasks each; 0 = none)', intOption('--link-screens', 0), DEMO_DEFAULTS.linkScreens)
     .option('--run-tasks <n>', 'held-out-site tasks run live in Chromium at the end (0 = none)', intOption('--run-tasks', 0), DEMO_DEFAULTS.runTasks)
