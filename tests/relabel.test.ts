@@ -5,7 +5,7 @@ import { withGoal, type EncodedTexts } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
-import { groundingExample, nameableItems, relabelBatch, type Example } from '../src/train/relabel.js';
+import { groundingExample, nameableItems, relabelBatch, retypeBatch, retypedExample, scrambled, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -72,5 +72,50 @@ describe('relabelBatch', () => {
     expect(swapped).toBeGreaterThan(8);
     expect(swapped).toBeLessThan(32);
     expect(relabelBatch(Array(40).fill(recorded), 0.5, codec, Rng.from(3))).toEqual(half);
+  });
+});
+
+describe('retypedExample (hindsight typing)', () => {
+  const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
+  const step = (goal: string) => ({ goal, history: [{ action_type: 4, touch_yx: [0.1, 0.5], lift_yx: [0.1, 0.5], typed_text: '' }] as Example['action'][], plan: [3, 7] as (3 | 7)[] });
+  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+
+  it('scrambles letters and digits in their case, and keeps every other character', () => {
+    const s = scrambled('Samsung galaxy-S23, 4K', Rng.from(5));
+    expect(s).toMatch(/^[A-Z][a-z]{6} [a-z]{6}-[A-Z]\d\d, \d[A-Z]$/);
+    expect(s).not.toBe('Samsung galaxy-S23, 4K');
+  });
+
+  it('puts the typed words, scrambled, where they stood, in the goal and in the text, and keeps the rest of the step', () => {
+    for (let k = 0; k < 50; k++) {
+      const ex = retypedExample({ ...recorded, action: type('lofi music') }, step('open the app and search for lofi music now'), codec, Rng.from(k))!;
+      const d = codec.decodeTarget(ex.target);
+      if (!d.ok) throw new Error(d.error);
+      const phrase = d.action.typed_text;
+      expect(phrase).toMatch(/^[a-z]{4} [a-z]{5}$/);
+      expect(goalOf(ex)).toBe(`open the app and search for ${phrase} now`);
+      expect(d.plan).toEqual([3, 7]);
+      expect(ex.action.typed_text).toBe(phrase);
+      expect(ex.input.length).toBeGreaterThan(codec.goalIds(ex.input).length + 2); // the history is still there
+    }
+  });
+
+  it('finds the words case aside, keeps each side\'s capital, and leaves a text the goal does not hold, or a part of a word, alone', () => {
+    const ex = retypedExample({ ...recorded, action: type('Netflix') }, step('install netflix app'), codec, Rng.from(3))!;
+    const typed = ex.action.typed_text;
+    expect(typed[0]).toBe(typed[0]!.toUpperCase());
+    expect(goalOf(ex)).toBe(`install ${typed.toLowerCase()} app`);
+    expect(retypedExample({ ...recorded, action: type('costco.com') }, step('search on costco'), codec, Rng.from(1))).toBeNull();
+    expect(retypedExample({ ...recorded, action: type('cat') }, step('search for catalogs'), codec, Rng.from(1))).toBeNull();
+  });
+
+  it('retypeBatch touches TYPE rows only, at about its rate', () => {
+    const rows = Array.from({ length: 400 }, (_, i) => ({ ...recorded, row: i, action: i % 2 ? type('lofi music') : recorded.action }));
+    const out = retypeBatch(rows, () => step('search for lofi music'), 0.5, codec, Rng.from(9));
+    out.filter((_, i) => i % 2 === 0).forEach((ex, k) => expect(ex).toBe(rows[2 * k]));
+    const swapped = out.filter((ex, i) => ex !== rows[i]).length;
+    expect(swapped).toBeGreaterThan(70);
+    expect(swapped).toBeLessThan(130);
+    expect(retypeBatch(rows, () => step('x'), 0, codec, Rng.from(9))).toEqual(rows);
   });
 });

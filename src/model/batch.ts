@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { isTapAction } from '../data/geometry.js';
 import { historyOf, normalizeAction, planOf } from '../data/normalize.js';
 import { actionAt, type ShardTable } from '../data/shards.js';
-import type { AitwAction, Box } from '../data/types.js';
+import type { ActionTypeId, AitwAction, Box } from '../data/types.js';
 import type { ScreenText } from '../screen/text/types.js';
 import { patchIsReal, patchLayout, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ActionCodec } from './codec.js';
@@ -66,15 +66,27 @@ export interface EncodedSplit {
   texts: EncodedTexts[] | null;
 }
 
+/** What a row's step is, before tokens: its goal, the previous actions (≤ maxHistory) and the plan (≤ maxPlan types), normalised. */
+export interface StepContext {
+  goal: string;
+  history: AitwAction[];
+  plan: ActionTypeId[];
+}
+
+export function stepContext(table: ShardTable, row: number, codec: ActionCodec): StepContext {
+  const actions = table.episodeActions[row]!.map(normalizeAction);
+  const step = table.stepId[row]!;
+  return { goal: table.goal[row]!, history: historyOf(actions, step, codec.config.maxHistory), plan: planOf(actions, step, codec.config.maxPlan) };
+}
+
 /** Paper §3.2: input = goal + previous actions (≤ 8); target = future plan (≤ 4 types) + the current action. */
 export function encodeSplit(table: ShardTable, codec: ActionCodec, textLimits: TextLimits | null = null): EncodedSplit {
   const inputs: number[][] = new Array(table.rows);
   const targets: number[][] = new Array(table.rows);
   for (let i = 0; i < table.rows; i++) {
-    const actions = table.episodeActions[i]!.map(normalizeAction);
-    const step = table.stepId[i]!;
-    inputs[i] = codec.encodeInput(table.goal[i]!, historyOf(actions, step, codec.config.maxHistory));
-    targets[i] = codec.encodeTarget(planOf(actions, step, codec.config.maxPlan), normalizeAction(actionAt(table, i)), table.goal[i]!);
+    const step = stepContext(table, i, codec);
+    inputs[i] = codec.encodeInput(step.goal, step.history);
+    targets[i] = codec.encodeTarget(step.plan, normalizeAction(actionAt(table, i)), step.goal);
   }
   const encode = (text: string) => codec.tokenizer.encodeText(text);
   const queries = new Map<string, MatchQuery>();

@@ -61,12 +61,11 @@ export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: C
     const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
     const q = dense(hidden, w.pointer); // [R, T, d]
     const scores = tf.add(tf.mul(tf.matMul(q, source.keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
-    const stop = tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after); // s [R, L]
-    const token = tf.cast(tf.oneHot(tf.cast(source.ids, 'int32'), v), 'float32'); // [R, L, V]: position i → its token x_i
-    const end = tf.oneHot(tf.fill([r, l], eos, 'int32'), v).toFloat();
-    const s3 = tf.expandDims(stop, 2);
-    const onto = tf.add(tf.mul(tf.sub(1, s3), token), tf.mul(s3, end)); // [R, L, V]
-    const pCopy = tf.matMul(tf.softmax(scores), onto); // [R, T, V]
+    const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
+    const a = tf.softmax(scores); // [R, T, L]
+    const copied = tf.mul(tf.sub(1, stop), tf.oneHot(tf.cast(source.ids, 'int32'), v).toFloat()); // [R, L, V]: position i → (1 − s_i)·[x_i]
+    const eosColumn = tf.oneHot(tf.tensor1d([eos], 'int32'), v).toFloat(); // [1, V]
+    const pCopy = tf.add(tf.matMul(a, copied), tf.mul(tf.matMul(a, stop), eosColumn)); // [R, T, V]
     const g = tf.sigmoid(dense(hidden, w.gate, w.gateBias)); // [R, T, 1]
     const p = tf.add(tf.mul(g, tf.softmax(logits)), tf.mul(tf.sub(1, g), pCopy));
     return tf.log(tf.add(p, FLOOR)) as tf.Tensor3D;

@@ -41,7 +41,8 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
     ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
     ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
-    ...(extras.copy ? { copy: copyBatch(examples, extras.copy) } : {}),
+    // Most batches type nothing: without text steps the copy pointer has nothing to learn, so no ops are spent on it.
+    ...(extras.copy && examples.some((ex) => extras.copy!.textSteps(ex.target).length > 0) ? { copy: copyBatch(examples, extras.copy) } : {}),
     ...inputBatch(examples.map((ex) => ex.input), padId),
     ...screens,
     labels: (() => {

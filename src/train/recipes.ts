@@ -37,6 +37,8 @@ export interface TrainRecipe {
   textMatch: boolean;
   /** Share of training rows swapped, step by step, for a "tap X" task on their own screen (relabel.ts; 0 = off). */
   relabelRate: number;
+  /** Share of TYPE rows whose typed run is swapped, step by step, for a made-up phrase in goal and text (relabel.ts: hindsight typing; 0 = off). */
+  retypeRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;
   /** Typed text may be copied from the goal by position (model/copy.ts), beside the vocabulary. */
@@ -63,6 +65,7 @@ const COMMON = {
   screenText: true,
   textMatch: true,
   relabelRate: 0.25,
+  retypeRate: 0,
   pointerWeight: 1,
   copyPointer: true,
 } as const;

@@ -9,11 +9,12 @@
  * STATUS_TASK_COMPLETE], so the plan follows the whole goal and not its first words.
  * Why: the recorded episodes name a few hundred things, so a model can learn which name sits where
  * instead of learning to find a name it has never seen; drawing the name from whatever the screen
- * says, afresh at every step, asks for the second. Nothing here reaches evaluation or inference.
+ * says, afresh at every step, asks for the second. Hindsight typing (retypedExample) does the same for
+ * typed text. Nothing here reaches evaluation or inference.
  */
 import { backGoal, groundGoal } from '../data/web/goals.js';
 import { ActionType, type AitwAction } from '../data/types.js';
-import { withGoal, type EncodedTexts } from '../model/batch.js';
+import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
 import { normalizeText } from '../model/text_match.js';
 import { InputError } from '../util/errors.js';
@@ -80,8 +81,67 @@ export function groundingExample(ex: Example, codec: ActionCodec, rng: Rng): Exa
   }
 }
 
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const DIGITS = '0123456789';
+
+/**
+ * `run` with every ASCII letter and digit drawn afresh (a letter for a letter, in its case; a digit
+ * for a digit) and everything else kept: a name nobody typed before, of the same shape — as many
+ * words, as long, numbers and hyphens where they were ("samsung galaxy s23" → "qwfnrta bexmlo k58").
+ */
+export function scrambled(run: string, rng: Rng): string {
+  return run.split('').map((c) => {
+    const lower = c.toLowerCase();
+    if (LETTERS.includes(lower) && lower.length === 1) {
+      const l = LETTERS[rng.int(0, LETTERS.length - 1)]!;
+      return c === lower ? l : l.toUpperCase();
+    }
+    return DIGITS.includes(c) ? DIGITS[rng.int(0, 9)]! : c;
+  }).join('');
+}
+
+/**
+ * Hindsight typing: a TYPE step whose text is a run of whole words of its goal, with that run
+ * scrambled (scrambled: the same shape, new letters and digits) in the goal and in the text alike,
+ * each side keeping its own casing ("install yelp app" typed "Yelp" becomes "install qmfr app" typed
+ * "Qmfr"); null for any other step. Why: the recorded goals type a few hundred queries, so a model
+ * can learn which words are queries instead of where a query stands in a goal ("for …", in quotes);
+ * a query nobody typed before can only be found by where it stands.
+ */
+export function retypedExample(ex: Example, step: StepContext, codec: ActionCodec, rng: Rng): Example | null {
+  const text = ex.action.typed_text;
+  if (ex.action.action_type !== ActionType.TYPE || text.trim() === '') return null;
+  const at = wholeWordsAt(step.goal, text);
+  if (at < 0) return null;
+  const fresh = scrambled(text.toLowerCase(), rng);
+  const cased = (like: string) => fresh.split('').map((c, i) => (like[i] !== like[i]!.toLowerCase() ? c.toUpperCase() : c)).join('');
+  const goal = step.goal.slice(0, at) + cased(step.goal.slice(at, at + text.length)) + step.goal.slice(at + text.length);
+  const action = { ...ex.action, typed_text: cased(text) };
+  try {
+    return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(step.plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
+  } catch (e) {
+    if (e instanceof InputError) return null; // the run re-spelled no longer fits the codec: the row stays as recorded
+    throw e;
+  }
+}
+
+/** Where `text` first occurs in `goal` as whole words, case aside; −1 when it does not. */
+function wholeWordsAt(goal: string, text: string): number {
+  const g = goal.toLowerCase(), t = text.toLowerCase();
+  if (g.length !== goal.length || t.length !== text.length) return -1; // lower-casing moved the indices
+  const isWordChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+  for (let i = g.indexOf(t); i >= 0; i = g.indexOf(t, i + 1)) if (!isWordChar(goal[i - 1]) && !isWordChar(goal[i + t.length])) return i;
+  return -1;
+}
+
 /** The batch's examples with each swapped, with probability `rate`, for a grounding task on its screen. */
 export function relabelBatch(examples: readonly Example[], rate: number, codec: ActionCodec, rng: Rng): Example[] {
   if (rate <= 0) return [...examples];
   return examples.map((ex) => (rng.float() < rate ? groundingExample(ex, codec, rng) ?? ex : ex));
+}
+
+/** The batch's TYPE examples with each swapped, with probability `rate`, for the same step typing a made-up phrase (retypedExample). */
+export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng): Example[] {
+  if (rate <= 0) return [...examples];
+  return examples.map((ex) => (ex.action.action_type === ActionType.TYPE && rng.float() < rate ? retypedExample(ex, step(ex), codec, rng) ?? ex : ex));
 }

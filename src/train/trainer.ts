@@ -15,7 +15,7 @@ import { initBackend, type BackendInfo } from '../backend.js';
 import { requireManifest, type Manifest } from '../data/manifest.js';
 import { loadShards, type ShardTable } from '../data/shards.js';
 import { AutoUiModel } from '../model/autoui.js';
-import { DEFAULT_TEXT_LIMITS, encodeSplit, type EncodedSplit } from '../model/batch.js';
+import { DEFAULT_TEXT_LIMITS, encodeSplit, stepContext, type EncodedSplit } from '../model/batch.js';
 import {
   assertSameEncoder,
   CHECKPOINT_FORMAT,
@@ -41,7 +41,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { relabelBatch } from './relabel.js';
+import { relabelBatch, retypeBatch } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -278,7 +278,8 @@ async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult
 async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: readonly number[]): Promise<void> {
   const { opts, state, model, codec } = run;
   const recorded = rows.map((r) => splitExample(run.train, r));
-  const examples = relabelBatch(recorded, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
+  const retyped = retypeBatch(recorded, (ex) => stepContext(run.train.table, ex.row, codec), opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
+  const examples = relabelBatch(retyped, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
@@ -359,9 +360,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
