@@ -16,8 +16,9 @@ import { dense } from './layers.js';
  * states say ("for …", quotes), so it carries to names training never showed. Why the stop: where
  * a typed name ends is said by what follows it in the goal (" page", " app", " from"), not by the
  * name, so the stop is read off the position the pointer would copy next, s_i, which does not depend
- * on having seen the name. The vocabulary side still writes what the goal does not hold (".com"
- * after a copied "costco", a casing the goal lacks). W_c, w_g, b_g, w_s and b_s start at zero: an
+ * on having seen the name. The vocabulary side writes a casing the goal lacks ("Yelp" for "install
+ * yelp app") and, in training, what no run of the goal holds (".com" after "costco"), which the
+ * copy constraint does not let decoding type. W_c, w_g, b_g, w_s and b_s start at zero: an
  * untrained pointer looks at the goal uniformly, the two sides weighted equally.
  */
 

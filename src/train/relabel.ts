@@ -140,7 +140,7 @@ export function relabelBatch(examples: readonly Example[], rate: number, codec: 
   return examples.map((ex) => (rng.float() < rate ? groundingExample(ex, codec, rng) ?? ex : ex));
 }
 
-/** The batch's TYPE examples with each swapped, with probability `rate`, for the same step typing a made-up phrase (retypedExample). */
+/** The batch's TYPE examples with each swapped, with probability `rate`, for the same step with its typed run scrambled (retypedExample). */
 export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng): Example[] {
   if (rate <= 0) return [...examples];
   return examples.map((ex) => (ex.action.action_type === ActionType.TYPE && rng.float() < rate ? retypedExample(ex, step(ex), codec, rng) ?? ex : ex));
