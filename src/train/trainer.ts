@@ -245,14 +245,13 @@ async function validationRows<V extends Validation>(opts: TrainOptions, codec: A
 async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult<V>> {
   const { state, opts } = run;
   const pace: Pace = {
-    bar: progress({ label: 'train', total: state.totalSteps, unit: 'steps', quiet: opts.quiet }),
+    bar: progress({ label: 'train', total: state.totalSteps, done: state.globalStep, unit: 'steps', quiet: opts.quiet }),
     steps: 0,
     samples: 0,
     started: Date.now(),
     lossEma: null,
     lastVal: null,
   };
-  pace.bar.tick(state.globalStep);
   const result = (interrupted: boolean, checkpoint: string): TrainResult<V> => {
     pace.bar.stop();
     return { checkpoint, last: run.lastDir, state, backend: run.backend, val: pace.lastVal as V | null, interrupted };

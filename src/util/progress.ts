@@ -10,6 +10,8 @@ export interface Progress {
 export interface ProgressOptions {
   label: string;
   total: number;
+  /** Items done before this process started (a resumed run): shown in the count, left out of the rate. */
+  done?: number;
   unit?: string;
   /** Silence it (e.g. under --json, or when stderr is not a terminal and CI wants quiet logs). */
   quiet?: boolean;
@@ -35,12 +37,13 @@ export function progress(opts: ProgressOptions): Progress {
     cliProgress.Presets.shades_classic,
   );
   const start = Date.now();
-  let done = 0;
+  const before = opts.done ?? 0;
+  let done = before;
   // cli-progress redraws from a timer, which never fires while a synchronous training or decoding
   // loop holds the event loop; so redraw from tick() itself at the same cadence.
   const every = process.stderr.isTTY ? 200 : 5000;
   let lastDraw = start;
-  bar.start(opts.total, 0, { rate: '0.0', extra: '' });
+  bar.start(opts.total, before, { rate: '0.0', extra: '' });
   return {
     tick(n = 1, fields) {
       done += n;
@@ -48,7 +51,7 @@ export function progress(opts: ProgressOptions): Progress {
       const extra = fields
         ? ' · ' + Object.entries(fields).map(([k, v]) => `${k} ${typeof v === 'number' ? v.toPrecision(4) : v}`).join(' · ')
         : '';
-      bar.update(done, { rate: (secs > 0 ? done / secs : 0).toFixed(1), extra });
+      bar.update(done, { rate: (secs > 0 ? (done - before) / secs : 0).toFixed(1), extra });
       if (Date.now() - lastDraw >= every) {
         lastDraw = Date.now();
         bar.render();

@@ -1,0 +1,40 @@
+/** The progress bar's rate counts only this process's work: a resumed run starts at its step, not at 0. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { progress } from '../src/util/progress.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+function drawn(run: () => void): string {
+  let out = '';
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  run();
+  return out;
+}
+
+describe('progress', () => {
+  it('shows a resumed count and rates only the items done since', () => {
+    vi.useFakeTimers({ now: 0 });
+    const out = drawn(() => {
+      const bar = progress({ label: 'train', total: 100, done: 40, unit: 'steps' });
+      vi.advanceTimersByTime(2000);
+      bar.tick(10);
+      bar.stop();
+    });
+    expect(out).toContain('50/100 steps · 5.0 steps/s');
+  });
+
+  it('is silent when quiet', () => {
+    const out = drawn(() => {
+      const bar = progress({ label: 'x', total: 3, quiet: true });
+      bar.tick();
+      bar.stop();
+    });
+    expect(out).toBe('');
+  });
+});
