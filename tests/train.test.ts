@@ -113,6 +113,17 @@ describe('train', () => {
     expect(again.state.history).toHaveLength(1);
   });
 
+  it('--val-epochs validates the last epochs only and trains the same weights', async () => {
+    const all = await train(opts('val-all', { epochs: 3, valEpochs: Number.POSITIVE_INFINITY }));
+    const last = await train(opts('val-last', { epochs: 3, valEpochs: 1 }));
+    expect(all.state.history.map((h) => h.val !== undefined)).toEqual([true, true, true]);
+    expect(last.state.history.map((h) => h.val !== undefined)).toEqual([false, false, true]);
+    expect(last.state.history[2]!.val).toBe(all.state.history[2]!.val);
+    const weights = (dir: string) => readFileSync(join(root, dir, 'last', 'model.safetensors'));
+    expect(Buffer.compare(weights('val-all'), weights('val-last'))).toBe(0);
+    expect(readFileSync(join(root, 'val-last', 'best', 'model.safetensors'))).toEqual(weights('val-last'));
+  });
+
   it('a different seed gives different weights (the resume test above can fail)', async () => {
     await train(opts('seed2', { seed: 43, epochs: 1 }));
     await train(opts('seed1', { epochs: 1 }));

@@ -46,20 +46,26 @@ export interface DemoData {
 type Say = (line: string) => void;
 
 export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Promise<DemoData> {
+  const sitesToBuild = o.webEpisodes > 0 ? availableSites(say).filter((s) => !o.sites || o.sites.includes(s)) : [];
   say(`[1/7] synthesising ${o.episodes} episodes → ${p.synth}, and ${o.unseenEpisodes} of unseen apps → ${p.unseenSynth}`);
+  // Rendering waits on the browser most of the time (page loads, finger swipes: about half of one
+  // core), so it runs beside the synthesis and encoding of the synthetic set, which use both cores.
+  say(sitesToBuild.length > 0 ? `[2/7] rendering web screens in Chromium (${o.webEpisodes} episodes on each of ${sitesToBuild.length} sites), beside stages 1 and 3 → ${p.web}` : '[2/7] no web screens');
+  const rendering = sitesToBuild.length > 0 ? webData(o, p.web, sitesToBuild, say) : Promise.resolve(null);
+  // Awaited after stage 3; until then a failure must not count as unhandled.
+  rendering.catch(() => {});
   const seen = await synth(o, { out: p.synth, episodes: o.episodes, subsets: SUBSETS, apps: 'seen' });
   const unseen = await synth(o, { out: p.unseenSynth, episodes: o.unseenEpisodes, subsets: subsetsFor('unseen'), apps: 'unseen' });
-  const sitesToBuild = o.webEpisodes > 0 ? availableSites(say).filter((s) => !o.sites || o.sites.includes(s)) : [];
-  say(sitesToBuild.length > 0 ? `[2/7] rendering web screens in Chromium (${o.webEpisodes} episodes on each of ${sitesToBuild.length} sites) → ${p.web}` : '[2/7] no web screens');
-  const web = sitesToBuild.length > 0 ? await webData(o, p.web, sitesToBuild) : null;
-  say(`[3/7] preparing training shards (built-in encoder, the records' texts) → ${p.shards}`);
+  say(`[3/7] preparing synthetic shards (built-in encoder, the records' texts): training → ${p.shards}, unseen apps → ${p.unseenShards}`);
   for (const [subset, s] of Object.entries(seen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.synth, subset, f)), splits: join(p.synth, subset, 'split.json'), subset, out: p.shards });
-  const sites = web ? siteLists(web) : null;
-  if (sites) await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards });
-  say(`[4/7] preparing held-out shards: unseen apps → ${p.unseenShards}${sites ? `, held-out sites (OCR) → ${p.heldOutShards}` : ''}`);
   for (const [subset, s] of Object.entries(unseen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.unseenSynth, subset, f)), splits: join(p.unseenSynth, subset, 'split.json'), subset, out: p.unseenShards });
+  const web = await rendering;
+  if (!web) return { web: null };
+  const sites = siteLists(web);
+  say(`[4/7] preparing web shards: training sites → ${p.shards}, held-out sites (OCR) → ${p.heldOutShards}`);
+  await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards });
   const linkSets: string[] = [];
-  for (const site of sites?.heldOut ?? []) {
+  for (const site of sites.heldOut) {
     const summary = await siteSummary(p.web, site);
     await prepare(o, say, { inputs: summary.files.map((f) => join(p.web, site, f)), splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
     if (!summary.links || summary.links.tasks === 0) continue;
@@ -67,7 +73,7 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Pro
     await prepare(o, say, { inputs: summary.links.files.map((f) => join(dir, f)), splits: join(dir, 'split.json'), subset: linkSetSubset(site), out: p.heldOutShards, screenText: 'ocr' });
     linkSets.push(linkSetSubset(site));
   }
-  return { web: sites && { ...sites, linkSets } };
+  return { web: { ...sites, linkSets } };
 }
 
 async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 'subsets' | 'apps'>) {
@@ -105,8 +111,11 @@ function availableSites(say: Say): string[] {
   return ALL_SITES.filter((s) => !missing.some((m) => m.site === s));
 }
 
-async function webData(o: DemoOptions, out: string, sites: string[]): Promise<WebSummary> {
-  let bar: ReturnType<typeof progress> | undefined;
+/** Renders the web sites; progress goes out as lines (a tenth of the episodes at a time), since other stages' bars run meanwhile. */
+async function webData(o: DemoOptions, out: string, sites: string[], say: Say): Promise<WebSummary> {
+  let total = 0;
+  let done = 0;
+  const t0 = performance.now();
   const r = await buildWebDataset({
     out,
     sites,
@@ -118,10 +127,13 @@ async function webData(o: DemoOptions, out: string, sites: string[]): Promise<We
     dpr: 1,
     suite: true,
     linkScreens: o.linkScreens,
-    onStart: (n) => (bar = progress({ label: 'web', total: n, unit: 'episodes', quiet: o.quiet })),
-    onEpisode: () => bar?.tick(),
+    onStart: (n) => (total = n),
+    onEpisode: () => {
+      done++;
+      if (done === total || done % Math.max(1, Math.round(total / 10)) === 0) say(`      web: ${done}/${total} episodes rendered`);
+    },
   });
-  bar?.stop();
+  say(`      web: ${r.summary.totals.episodes} episodes on ${sites.length} sites (${r.summary.totals.steps} steps) in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   return r.summary;
 }
 

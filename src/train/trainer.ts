@@ -319,7 +319,9 @@ async function endEpoch<V extends Validation>(run: Run<V>, pace: Pace, epochDone
   state.history.push(entry);
   // A finished epoch is saved as "start of the next one", so a resume never repeats it.
   const keep = (dir: string, withOptimizer: boolean) => (epochDone ? saveAtNextEpoch(run, dir, withOptimizer) : save(run, dir, withOptimizer));
-  if (run.val) {
+  // A run stopped by --max-steps validates at its end, so its best/ is a validated one.
+  const due = state.epoch >= run.opts.epochs - run.opts.valEpochs || state.globalStep >= state.totalSteps;
+  if (run.val && due) {
     const v = run.val.validate(run.model, run.codec, run.val.split, run.val.rows);
     pace.lastVal = v;
     entry.val = v.score;
@@ -328,6 +330,8 @@ async function endEpoch<V extends Validation>(run: Run<V>, pace: Pace, epochDone
       state.bestScore = v.score;
       await keep(run.bestDir, false);
     }
+  } else {
+    run.log(`\nepoch ${state.epoch + 1}: loss ${pace.lossEma?.toFixed(4)}`);
   }
   await keep(run.lastDir, true);
 }
