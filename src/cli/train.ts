@@ -24,7 +24,7 @@ export const RECIPE_FLAGS = {
   relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel')],
   retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype')],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],
-  valRows: ['--val-rows <n>', 'valRows', 'validation screens scored after each epoch (0 = none)', intOption('--val-rows')],
+  valRows: ['--val-rows <n>', 'valRows', 'validation screens scored at each validation (0 = none)', intOption('--val-rows')],
   valEpochs: ['--val-epochs <n>', 'valEpochs', 'validate after the last n epochs only; best/ is the best of them', intOption('--val-epochs', 1)],
 } as const satisfies Record<string, readonly [string, keyof TrainRecipe, string, (v: string) => number]>;
 type RecipeFlag = keyof typeof RECIPE_FLAGS;

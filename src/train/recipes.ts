@@ -29,7 +29,7 @@ export interface TrainRecipe {
   groundWeight: number;
   referWeight: number;
   referPerRow: number;
-  /** Validation screens scored after each epoch (Infinity = the whole split). */
+  /** Validation screens scored at each validation (Infinity = the whole split). */
   valRows: number;
   /** Validate after the last this-many epochs only (Infinity = every epoch); the best checkpoint is picked among them. */
   valEpochs: number;

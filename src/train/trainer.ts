@@ -135,7 +135,7 @@ interface Pace {
   lastVal: Validation | null;
 }
 
-/** Trains (or resumes) a model on a shard directory; validates after each epoch when given a validator. */
+/** Trains (or resumes) a model on a shard directory; validates after the last `valEpochs` epochs (and at a --max-steps end) when given a validator. */
 export async function fit<V extends Validation>(opts: TrainOptions, validate?: Validator<V>): Promise<TrainResult<V>> {
   const run = await setupRun(opts, validate);
   try {
