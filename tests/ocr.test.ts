@@ -15,7 +15,7 @@ import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEF
 import { packBgr } from '../src/screen/text/ocr_image.js';
 import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
 import { readingOrder } from '../src/screen/text/ocr_order.js';
-import { cleanLine, ctcGreedy, planBatches, splitLine, type DecodedChar } from '../src/screen/text/ocr_recognize.js';
+import { cleanLine, ctcGreedy, planBatches, splitLine, type LineSpan } from '../src/screen/text/ocr_recognize.js';
 import { InputError } from '../src/util/errors.js';
 
 describe('detection post-processing', () => {
@@ -89,7 +89,7 @@ describe('recognition helpers', () => {
   });
 
   test('a line is cut at separators standing alone, which are dropped; words, and separators inside them, stay', () => {
-    const line = (text: string): DecodedChar[] => [...text].map((c, i, all) => ({ text: c, from: i / all.length, to: (i + 1) / all.length }));
+    const line = (text: string): LineSpan[] => [...text].map((c, i, all) => ({ text: c, from: i / all.length, to: (i + 1) / all.length }));
     const parts = (text: string) => splitLine(line(text)).map((p) => p.text);
     expect(parts('previous | next | index')).toEqual(['previous', 'next', 'index']);
     expect(parts('Documentation 》 Changelog')).toEqual(['Documentation', 'Changelog']);

@@ -136,9 +136,7 @@ function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[],
   const scores = tf.tidy(() => {
     const cut = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [ids.length, V]);
     if (!copy) return tf.clone(cut);
-    const source = sourceRows(copy, rows);
-    const mixed = model.copyLogProbs!(tf.expandDims(r.hidden, 1) as tf.Tensor3D, tf.expandDims(cut, 1) as tf.Tensor3D, source);
-    disposeSource(source);
+    const mixed = model.copyLogProbs!(tf.expandDims(r.hidden, 1) as tf.Tensor3D, tf.expandDims(cut, 1) as tf.Tensor3D, sourceRows(copy, rows));
     return tf.reshape(mixed, [ids.length, V]);
   });
   tf.dispose([r.hidden, r.logits]);

@@ -37,12 +37,12 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   const { layouts, ...screens } = screenBatch(screenRows, split.table.encoder, padId);
   const S = screenTokenCount(screens);
   const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
+  const copy = extras.copy && copyBatch(examples, extras.copy);
   return {
     ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
     ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
-    // Most batches type nothing: without text steps the copy pointer has nothing to learn, so no ops are spent on it.
-    ...(extras.copy && examples.some((ex) => extras.copy!.textSteps(ex.target).length > 0) ? { copy: copyBatch(examples, extras.copy) } : {}),
+    ...(copy ? { copy } : {}),
     ...inputBatch(examples.map((ex) => ex.input), padId),
     ...screens,
     labels: (() => {
@@ -52,11 +52,16 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   };
 }
 
-/** The copy pointer's steps [B, T] (T as the padded labels) and goal mask [B, L] (L as the padded inputs). */
-function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps {
+/**
+ * The copy pointer's steps [B, T] (T as the padded labels) and goal mask [B, L] (L as the padded
+ * inputs); undefined when no example types, as most batches: then no ops are spent on the pointer.
+ */
+function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps | undefined {
+  const textSteps = examples.map((ex) => codec.textSteps(ex.target));
+  if (textSteps.every((t) => t.length === 0)) return undefined;
   const len = Math.max(1, ...examples.map((ex) => ex.target.length));
   const steps = new Int32Array(examples.length * len);
-  examples.forEach((ex, b) => codec.textSteps(ex.target).forEach((t) => (steps[b * len + t] = 1)));
+  textSteps.forEach((ts, b) => ts.forEach((t) => (steps[b * len + t] = 1)));
   return { steps: tf.tensor2d(steps, [examples.length, len], 'int32'), goal: goalMaskBatch(examples.map((ex) => ex.input), codec) };
 }
 

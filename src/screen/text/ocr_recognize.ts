@@ -64,11 +64,12 @@ export interface Decoded {
   text: string;
   /** Mean probability of the kept characters (0 when there are none). */
   score: number;
-  /** The kept characters in order (they make up `text`), each with the span of steps it was read at, as shares [from, to] of the line's width. */
-  chars: DecodedChar[];
+  /** The kept characters in order (they make up `text`), each with the span of steps it was read at. */
+  chars: LineSpan[];
 }
 
-export interface DecodedChar {
+/** A piece of a line's text (a character, an item) and its extent, as shares [from, to] of the line's width. */
+export interface LineSpan {
   text: string;
   from: number;
   to: number;
@@ -81,7 +82,7 @@ export interface DecodedChar {
  * spans [a / T, (b + 1) / T] / width of the line.
  */
 export function ctcGreedy(probs: Float32Array, n: number, steps: number, classes: number, chars: readonly string[], width = 1): Decoded {
-  const kept: DecodedChar[] = [];
+  const kept: LineSpan[] = [];
   let sum = 0;
   let prev = -1;
   const base = n * steps * classes;
@@ -110,13 +111,6 @@ export function ctcGreedy(probs: Float32Array, n: number, steps: number, classes
 /** Characters drawn between the items of a navigation bar or breadcrumb, or before a list item (a bullet read as '·', '•' or '。'): never part of an item when they stand alone. */
 const SEPARATORS = new Set(['|', '¦', '»', '›', '》', '〉', '·', '•', '。']);
 
-/** One item of a split line: its text and its extent, as shares of the line's width. */
-export interface LinePart {
-  text: string;
-  from: number;
-  to: number;
-}
-
 /**
  * A line cut into the items it shows side by side at each separator standing alone between spaces
  * ("Documentation » Changelog", "next | modules | index"), which is dropped; each part reaches to the
@@ -126,10 +120,10 @@ export interface LinePart {
  * documentation pages, the blank between two links of a navigation table (0.40–0.46 line heights)
  * is as wide as a space between words in running text (0.27–0.42).
  */
-export function splitLine(chars: readonly DecodedChar[]): LinePart[] {
+export function splitLine(chars: readonly LineSpan[]): LineSpan[] {
   const isSeparator = (i: number) =>
     SEPARATORS.has(chars[i]!.text) && (i === 0 || chars[i - 1]!.text === ' ') && (i === chars.length - 1 || chars[i + 1]!.text === ' ');
-  const parts: LinePart[] = [];
+  const parts: LineSpan[] = [];
   let start = 0;
   let from = 0;
   for (let i = 0; i <= chars.length; i++) {
