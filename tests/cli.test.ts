@@ -43,7 +43,7 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     const preds = join(ckpt, 'cli-preds.jsonl');
     const { stdout } = await autoui('eval', '--checkpoint', ckpt, '--data', shards, '--split', 'test', '--out', preds, '--json');
     const report = JSON.parse(stdout);
-    expect(Object.keys(report)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'invalid', 'subsets']);
+    expect(Object.keys(report)).toEqual(['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box', 'invalid', 'subsets']);
     const scored = JSON.parse((await autoui('score', preds, '--json')).stdout);
     expect(scored).toEqual(report);
   });

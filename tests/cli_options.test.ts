@@ -76,6 +76,6 @@ describe('--tap-from', () => {
   });
 
   it('refuses anything else, naming the choices', () => {
-    expect(() => parse(['--tap-from', 'pixels'])).toThrow(/--tap-from.*'pixels'.*auto, pointer, attention, tokens/s);
+    expect(() => parse(['--tap-from', 'pixels'])).toThrow(/--tap-from.*'pixels'.*auto, pointer, pointer-centre, attention, tokens/s);
   });
 });

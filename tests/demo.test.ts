@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoPaths, runDemo } from '../src/pipeline/demo.js';
 
-const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'invalid', 'subsets'];
+const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box', 'invalid', 'subsets'];
 
 describe('demo', () => {
   it('runs every stage end to end under --out — synthetic, unseen apps, web sites (one held out, read by OCR), training, evaluation, live tasks — and a re-run resumes every stage', async () => {

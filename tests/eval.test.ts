@@ -7,6 +7,7 @@ import { scoreItems } from '../src/eval/metrics.js';
 import { evaluateCheckpoint } from '../src/eval/run.js';
 import { isTapAction } from '../src/data/geometry.js';
 import { patchCentre } from '../src/model/pointer.js';
+import { OFFSET_RANGE } from '../src/model/tap_offset.js';
 import { patchLayout } from '../src/screen/vision/encoder.js';
 import { train } from '../src/pipeline/train.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
@@ -66,27 +67,38 @@ describe('eval', () => {
     expect(differ).toBe(true);
   });
 
-  it('a grounded checkpoint reads taps off its pointer by default, or off the attention when asked: same actions, taps moved to patch centres', async () => {
-    const run = (tapFrom: 'auto' | 'pointer' | 'attention' | 'tokens') => evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, tapFrom });
-    const [auto, pointer, attention, tokens] = [await run('auto'), await run('pointer'), await run('attention'), await run('tokens')];
+  it('a grounded checkpoint reads taps off its pointer by default, or off the attention when asked: same actions, taps moved to patch centres, or near them by the offset head', async () => {
+    const run = (tapFrom: 'auto' | 'pointer' | 'pointer-centre' | 'attention' | 'tokens') => evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, tapFrom });
+    const [auto, pointer, centre, attention, tokens] = [await run('auto'), await run('pointer'), await run('pointer-centre'), await run('attention'), await run('tokens')];
     expect(auto.predictions).toEqual(pointer.predictions);
     const manifest = JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8'));
     // The synthetic screens are 160×320; the encoder's layout says where each patch of such a screen lies.
     const layout = patchLayout(manifest.encoder, { width: 160, height: 320 })!;
-    const centres = Array.from({ length: manifest.encoder.patches }, (_, p) => JSON.stringify(patchCentre(p, layout)));
-    for (const moved of [pointer, attention]) {
+    const centres = Array.from({ length: manifest.encoder.patches }, (_, p) => patchCentre(p, layout));
+    let offCentre = 0;
+    for (const moved of [pointer, centre, attention]) {
       let taps = 0;
       moved.predictions.forEach((p, i) => {
         const t = tokens.predictions[i]!;
         expect(p.pred?.action_type).toBe(t.pred?.action_type);
         if (p.pred && isTapAction(p.pred)) {
           taps++;
-          expect(centres).toContain(JSON.stringify(p.pred.touch_yx));
+          const [y, x] = p.pred.touch_yx;
+          const at = centres.findIndex((c) => c[0] === y && c[1] === x);
+          if (moved !== pointer) expect(at).toBeGreaterThanOrEqual(0);
+          else {
+            // The offset head moves the pointed patch's centre by at most OFFSET_RANGE patches.
+            const [cy, cx] = centre.predictions[i]!.pred!.touch_yx;
+            expect(Math.abs(y - cy)).toBeLessThanOrEqual(OFFSET_RANGE * layout.rowHeight + 1e-9);
+            expect(Math.abs(x - cx)).toBeLessThanOrEqual(OFFSET_RANGE * layout.colWidth + 1e-9);
+            if (at < 0) offCentre++;
+          }
           expect(p.pred.lift_yx).toEqual(p.pred.touch_yx);
         } else expect(p.pred).toEqual(t.pred);
       });
       expect(taps).toBeGreaterThan(0);
     }
+    expect(offCentre).toBeGreaterThan(0);
   });
 
   it('refuses shards made by another encoder', async () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ACTION_TYPE_IDS, ActionType, type ActionTypeId, type AitwAction, type Box, type YX } from '../src/data/types.js';
 import { formatReport } from '../src/eval/format_report.js';
-import { scoreItems, typedTextMatches, type ScoredItem } from '../src/eval/metrics.js';
+import { boxUnder, scoreItems, typedTextMatches, type ScoredItem } from '../src/eval/metrics.js';
 
 const BOXES: Box[] = [[0.9, 0.9, 0.02, 0.02]];
 const dp = (touch: YX, lift: YX = touch): AitwAction => ({ action_type: ActionType.DUAL_POINT, touch_yx: touch, lift_yx: lift, typed_text: '' });
@@ -62,7 +62,7 @@ describe('scoreItems', () => {
 
   it('reports null, never NaN, for empty denominators', () => {
     const { report } = scoreItems([item(act(ActionType.PRESS_BACK), act(ActionType.PRESS_BACK))]);
-    expect(report).toEqual({ n: 1, action_match: 100, type_acc: 100, text_acc: null, text_exact: null, click_acc: null, scroll_acc: null, invalid: 0, subsets: {} });
+    expect(report).toEqual({ n: 1, action_match: 100, type_acc: 100, text_acc: null, text_exact: null, click_acc: null, scroll_acc: null, tap_in_box: null, invalid: 0, subsets: {} });
     const empty = scoreItems([]).report;
     expect(empty.action_match).toBeNull();
     expect(empty.n).toBe(0);
@@ -119,7 +119,7 @@ describe('scoreItems', () => {
         const { report, details } = scoreItems(pairs.map(([p, g]) => item(p, g)));
         const hits = details.filter((d) => d.match).length;
         expect(report.action_match).toBe(pairs.length === 0 ? null : (100 * hits) / pairs.length);
-        for (const k of ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc'] as const) {
+        for (const k of ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box'] as const) {
           const v = report[k];
           if (v !== null) expect(v >= 0 && v <= 100).toBe(true);
         }
@@ -135,10 +135,48 @@ describe('formatReport', () => {
     const { report } = scoreItems([item(TAP, TAP, 'general'), item(null, UP, 'install')]);
     const text = formatReport(report);
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^subset\s+n\s+action_match\s+type_acc\s+text_acc\s+text_exact\s+click_acc\s+scroll_acc\s+invalid$/);
-    expect(lines.find((l) => l.startsWith('general'))).toMatch(/general\s+1\s+100\.00\s+100\.00\s+-\s+-\s+100\.00\s+-\s+0$/);
-    expect(lines.find((l) => l.startsWith('install'))).toMatch(/install\s+1\s+0\.00\s+0\.00\s+-\s+-\s+-\s+0\.00\s+1$/);
-    expect(lines.find((l) => l.startsWith('overall'))).toMatch(/overall\s+2\s+50\.00\s+50\.00\s+-\s+-\s+100\.00\s+0\.00\s+1$/);
+    expect(lines[0]).toMatch(/^subset\s+n\s+action_match\s+type_acc\s+text_acc\s+text_exact\s+click_acc\s+scroll_acc\s+tap_in_box\s+invalid$/);
+    expect(lines.find((l) => l.startsWith('general'))).toMatch(/general\s+1\s+100\.00\s+100\.00\s+-\s+-\s+100\.00\s+-\s+-\s+0$/);
+    expect(lines.find((l) => l.startsWith('install'))).toMatch(/install\s+1\s+0\.00\s+0\.00\s+-\s+-\s+-\s+0\.00\s+-\s+1$/);
+    expect(lines.find((l) => l.startsWith('overall'))).toMatch(/overall\s+2\s+50\.00\s+50\.00\s+-\s+-\s+100\.00\s+0\.00\s+-\s+1$/);
     expect(text).toContain('mean over subsets');
+  });
+});
+
+describe('tap_in_box', () => {
+  // A button inside a list row: a tap on the button presses the button, the smaller box.
+  const ROW: Box = [0.4, 0.0, 0.2, 1.0];
+  const BUTTON: Box = [0.45, 0.7, 0.1, 0.2];
+  const on = (pred: AitwAction | null, gold: AitwAction): ScoredItem => ({ id: `b${nextId++}`, pred, gold, annotations: [ROW, BUTTON] });
+
+  it('boxUnder picks the smallest box holding the point, edges included, or null', () => {
+    expect(boxUnder([0.5, 0.8], [ROW, BUTTON])).toEqual(BUTTON);
+    expect(boxUnder([0.5, 0.2], [ROW, BUTTON])).toEqual(ROW);
+    expect(boxUnder([0.45, 0.7], [BUTTON])).toEqual(BUTTON);
+    expect(boxUnder([0.1, 0.1], [ROW, BUTTON])).toBeNull();
+  });
+
+  it('counts gold taps on a box; a predicted tap scores inside that box only', () => {
+    const gold = dp([0.5, 0.8]); // on the button
+    const report = scoreItems([
+      on(dp([0.52, 0.75]), gold), // in the button
+      on(dp([0.5, 0.6]), gold), // in the row, beside the button: action matching accepts it, the finger misses
+      on(dp([0.52, 0.75], [0.1, 0.75]), gold), // a swipe from the button is no tap
+      on(null, gold),
+      on(dp([0.5, 0.8]), dp([0.05, 0.05])), // gold off every box: not counted
+      on(dp([0.5, 0.8]), dp([0.8, 0.5], [0.2, 0.5])), // gold scroll: not counted
+    ]).report;
+    expect(report.click_acc).toBeCloseTo(200 / 5, 10);
+    expect(report.tap_in_box).toBeCloseTo(100 / 4, 10);
+  });
+
+  it('a tap on the caption under an app icon presses the icon; a caption beside it does not', () => {
+    const ICON: Box = [0.3, 0.1, 0.05, 0.1];
+    const CAPTION: Box = [0.36, 0.1, 0.02, 0.1]; // under the icon, centred
+    const OTHER: Box = [0.36, 0.3, 0.02, 0.1]; // the next icon's caption
+    const gold = dp([0.32, 0.15]);
+    const at = (p: YX): ScoredItem => ({ id: `c${nextId++}`, pred: dp(p), gold, annotations: [ICON, CAPTION, OTHER] });
+    expect(scoreItems([at([0.37, 0.15])]).report.tap_in_box).toBe(100);
+    expect(scoreItems([at([0.37, 0.35])]).report.tap_in_box).toBe(0);
   });
 });

@@ -48,7 +48,7 @@ describe('autoui score', () => {
     const details = join(dir, 'out', 'details.jsonl');
     const { stdout, stderr } = await run(file, '--json', '--details', details);
     const report = JSON.parse(stdout) as Record<string, unknown>;
-    expect(Object.keys(report).sort()).toEqual(['action_match', 'click_acc', 'invalid', 'n', 'scroll_acc', 'subsets', 'text_acc', 'text_exact', 'type_acc']);
+    expect(Object.keys(report).sort()).toEqual(['action_match', 'click_acc', 'invalid', 'n', 'scroll_acc', 'subsets', 'tap_in_box', 'text_acc', 'text_exact', 'type_acc']);
     expect(report).toMatchObject({ n: 4, invalid: 1, action_match: 25, type_acc: 75, text_acc: 100, text_exact: 0, click_acc: 50, scroll_acc: null });
     expect(Object.keys(report.subsets as object)).toEqual(['general', 'install']);
     expect(readFileSync(details, 'utf8')).toBe(

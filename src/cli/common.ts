@@ -57,7 +57,7 @@ export function textBeamsOption(): Option {
 
 /** `--tap-from`, shared by eval, predict and serve so all three decode taps alike (model/pointer.ts). */
 export function tapFromOption(): Option {
-  return new Option('--tap-from <source>', "where a decoded tap lands: the screen token the decoder's tap pointer picks, the one the screen attention looks at most, the coordinate tokens, or auto (the pointer for checkpoints that have one, else the attention for checkpoints trained with the grounding loss on a patch grid)")
+  return new Option('--tap-from <source>', "where a decoded tap lands: the screen token the decoder's tap pointer picks (moved within a patch by the tap offset where the checkpoint has one; pointer-centre: at the token's centre), the one the screen attention looks at most, the coordinate tokens, or auto (the pointer for checkpoints that have one, else the attention for checkpoints trained with the grounding loss on a patch grid)")
     .choices(TAP_SOURCES)
     .default('auto');
 }

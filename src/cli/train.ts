@@ -21,6 +21,7 @@ export const RECIPE_FLAGS = {
   referWeight: ['--refer-weight <w>', 'referWeight', 'weight of the referring loss that points the screen attention at each annotated text (0 = off)', floatOption('--refer-weight')],
   referPerRow: ['--refer-per-row <k>', 'referPerRow', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1)],
   pointerWeight: ['--pointer-weight <w>', 'pointerWeight', "weight of the decoder tap pointer's loss (0 = no pointer: taps from the screen attention)", floatOption('--pointer-weight')],
+  offsetWeight: ['--offset-weight <w>', 'offsetWeight', "weight of the tap offset's loss: where in the pointed patch a tap lands (0 = the patch's centre)", floatOption('--offset-weight')],
   relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel')],
   retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype')],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],

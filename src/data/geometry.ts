@@ -5,7 +5,7 @@
  * normalising with the same tests guarantees that a normalised gold action still matches the raw one.
  * See docs/design.md, "Action matching".
  */
-import { ActionType, type AitwAction, type YX } from './types.js';
+import { ActionType, type AitwAction, type Box, type YX } from './types.js';
 
 /** Touch and lift within this distance (inclusive) make a tap. */
 export const SWIPE_DISTANCE_THRESHOLD = 0.04;
@@ -48,3 +48,16 @@ export function mainAxis(touch: YX, lift: YX): 0 | 1 {
   return ax > ay ? 1 : 0;
 }
 
+/** Whether the box (y, x, h, w) holds the point, edges included. */
+export function boxHolds([y, x, h, w]: Box, p: YX): boolean {
+  return p[0] >= y && p[0] <= y + h && p[1] >= x && p[1] <= x + w;
+}
+
+/** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
+const LABEL_GAP = 0.03;
+const LABEL_ALIGN = 0.03;
+
+/** Whether the text box `label` names `icon`: it sits directly under it, centred on it, as app grids (launchers, drawers, share sheets) lay labels out. */
+export function labels([ly, lx, , lw]: Box, [y, x, h, w]: Box): boolean {
+  return Math.abs(x + w / 2 - (lx + lw / 2)) < LABEL_ALIGN && ly - (y + h) >= 0 && ly - (y + h) < LABEL_GAP;
+}

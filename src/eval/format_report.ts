@@ -1,7 +1,7 @@
 /** Human-readable table of a Report: one row per subset, then the overall row. */
 import type { Metrics, Percent, Report } from './metrics.js';
 
-const COLUMNS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'invalid'] as const;
+const COLUMNS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box', 'invalid'] as const;
 
 function cell(m: Metrics, key: (typeof COLUMNS)[number]): string {
   if (key === 'n' || key === 'invalid') return String(m[key]);

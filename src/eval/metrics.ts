@@ -19,6 +19,10 @@
  *                 right, as the paper's table does; an empty predicted text counts (as in Auto-UI).
  *   text_exact    % with the predicted text equal to the gold text character for character, same
  *                 denominator: what a search box needs, where containment accepts "" or a prefix.
+ *   tap_in_box    % of gold taps that fall in a UI annotation box whose prediction is a tap inside the
+ *                 smallest such box, or inside the caption under it (an app icon's label, as
+ *                 data/geometry.ts's `labels`): whether a finger would press the element itself,
+ *                 where action matching also accepts any point within 14 % of the screen.
  * An invalid generation (pred = null) is a miss in every accuracy whose denominator holds it (all
  * but text_acc, whose denominator needs a predicted TYPE) and is counted in `invalid`. Auto-UI itself
  * re-scores the previous step's parsed prediction in that case (a bug we do not copy).
@@ -27,8 +31,8 @@
  * "overall" column: 74.27 = mean of the five subsets), skipping subsets where it is null; `n` and
  * `invalid` are totals. Without any subset, overall is computed over all items directly.
  */
-import { ActionType, SUBSETS, type AitwAction, type Box } from '../data/types.js';
-import { isTap } from '../data/geometry.js';
+import { ActionType, SUBSETS, type AitwAction, type Box, type YX } from '../data/types.js';
+import { boxHolds, isTap, labels } from '../data/geometry.js';
 import { checkActionsMatch } from './action_matching.js';
 
 export interface ScoredItem {
@@ -53,6 +57,7 @@ export interface Metrics {
   text_exact: Percent;
   click_acc: Percent;
   scroll_acc: Percent;
+  tap_in_box: Percent;
   /** Count (not percent) of invalid predictions. */
   invalid: number;
 }
@@ -65,7 +70,14 @@ export interface Report extends Metrics {
 /** Name of the group for items without a subset when other items have one. */
 export const UNSPECIFIED_SUBSET = 'unspecified';
 
-const ACCURACY_KEYS = ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc'] as const;
+const ACCURACY_KEYS = ['action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box'] as const;
+
+/** The smallest of `boxes` holding point `p` (the element a tap there presses), or null. */
+export function boxUnder(p: YX, boxes: readonly Box[]): Box | null {
+  let best: Box | null = null;
+  for (const b of boxes) if (boxHolds(b, p) && (!best || b[2] * b[3] < best[2] * best[3])) best = b;
+  return best;
+}
 
 /** Auto-UI's typed-text comparison: containment either way after lower-casing (pred also trimmed). */
 export function typedTextMatches(pred: string, gold: string): boolean {
@@ -83,6 +95,7 @@ class Tally {
   textExact = 0;
   click = [0, 0];
   scroll = [0, 0];
+  inBox = [0, 0];
 
   add(item: ScoredItem, match: boolean): void {
     const { pred, gold } = item;
@@ -94,6 +107,12 @@ class Tally {
       const bucket = isTap(gold.touch_yx, gold.lift_yx) ? this.click : this.scroll;
       bucket[1]++;
       if (match) bucket[0]++;
+      const box = bucket === this.click ? boxUnder(gold.touch_yx, item.annotations) : null;
+      if (box) {
+        this.inBox[1]++;
+        const pressed = pred?.action_type === ActionType.DUAL_POINT && isTap(pred.touch_yx, pred.lift_yx) && item.annotations.some((b) => (b === box || labels(b, box)) && boxHolds(b, pred.touch_yx));
+        if (pressed) this.inBox[0]++;
+      }
     }
     if (gold.action_type === ActionType.TYPE && pred?.action_type === ActionType.TYPE) {
       this.text[1]++;
@@ -111,6 +130,7 @@ class Tally {
       text_exact: percent(this.textExact, this.text[1]!),
       click_acc: percent(this.click[0]!, this.click[1]!),
       scroll_acc: percent(this.scroll[0]!, this.scroll[1]!),
+      tap_in_box: percent(this.inBox[0]!, this.inBox[1]!),
       invalid: this.invalid,
     };
   }

@@ -4,7 +4,8 @@ import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
 import type { CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
-import { argmaxCentres, attentionPointer, tapAt, type TapSource } from '../model/pointer.js';
+import { argmaxTokens, attentionPointer, tapAt, tokenCentre, type ScreenLayout, type TapSource } from '../model/pointer.js';
+import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
 import { ActionType, type YX } from '../data/types.js';
 import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
@@ -15,13 +16,15 @@ import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_b
  * models with one) the tap pointer over a decoder state.
  */
 export interface IncrementalDecoder<State> {
-  readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number; copyPointer?: boolean };
+  readonly config: { decoderStartTokenId: number; padTokenId: number; vocabSize: number; copyPointer?: boolean; tapOffset?: boolean };
   encodeFull(inputIds: tf.Tensor2D, inputMask: tf.Tensor2D, screen: tf.Tensor3D, screenMask?: tf.Tensor2D, training?: boolean, texts?: TextItemsBatch): Encoded;
   startDecoding(hFuse: tf.Tensor3D, inputMask: tf.Tensor2D): State;
   decodeStep(state: State, tokens: tf.Tensor1D): { hidden: tf.Tensor2D; logits: tf.Tensor2D; state: State };
   /** Frees a decoding state (the last one; each decodeStep consumes the state it is given). */
   disposeDecoding(state: State): void;
   pointTaps?(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D;
+  /** Where in a pointed patch the tap lands (models with tapOffset; model/tap_offset.ts). */
+  offsetTaps?(hidden: tf.Tensor2D, keys: tf.Tensor3D, patch: tf.Tensor1D): tf.Tensor2D;
   /** log p [R, T, V] of the copy pointer's mixture (models with copyPointer; model/copy.ts). */
   copyLogProbs?(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D;
   /** Keeps/reorders/repeats rows of a decoding state (consumes it); what a beam search needs. */
@@ -40,7 +43,8 @@ export interface Generated {
  * (constrained.ts), and a TYPE action's text is then chosen by a beam of `textBeams` (default
  * DEFAULT_TEXT_BEAMS; 1 = greedy; text_beam.ts). With `taps` 'attention' or 'pointer' (and screen layouts), a decoded tap lands on
  * the centre of the screen token the interaction attends to most, or the decoder's pointer picks,
- * instead of its coordinate tokens (model/pointer.ts).
+ * instead of its coordinate tokens (model/pointer.ts); with 'pointer', a pointed patch's tap moves
+ * by the offset head where the model has one (model/tap_offset.ts).
  */
 export function greedyDecode<S>(
   model: IncrementalDecoder<S>,
@@ -56,7 +60,7 @@ export function greedyDecode<S>(
   const taps = batch.layouts ? opts.taps ?? 'tokens' : 'tokens';
   const fromAttention = taps === 'attention' ? attentionPointer(encoded.attention, batch.inputMask, batch.layouts!) : null;
   // The pointer reads the decoder's state at the step that writes a tap's first coordinate (codec.writesPointNext).
-  const tapStates = taps === 'pointer' ? new Float32Array(B * encoded.fused.shape[2]) : null;
+  const tapStates = taps === 'pointer' || taps === 'pointer-centre' ? new Float32Array(B * encoded.fused.shape[2]) : null;
   let state = model.startDecoding(encoded.fused, batch.inputMask);
   const inputs = batch.inputIds.arraySync();
   const copy = copySource(model, codec, encoded, batch.inputIds, inputs);
@@ -90,7 +94,7 @@ export function greedyDecode<S>(
   model.disposeDecoding(state);
   const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
   if (textBeams > 1) retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams);
-  const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch) : null);
+  const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer') : null);
   tf.dispose(Object.values(encoded));
   if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
   return out.map((ids, b) => {
@@ -149,16 +153,28 @@ function keepTapStates(hidden: tf.Tensor2D, generated: readonly number[][], code
   for (const b of rows) into.set(data.subarray(b * d, (b + 1) * d), b * d);
 }
 
-/** Per row, the centre of the screen token the tap pointer picks from the kept decoder states. */
-function pointed<S>(model: IncrementalDecoder<S>, states: Float32Array, e: Encoded, batch: { inputMask: tf.Tensor2D } & ScreenBatch): YX[] {
+/**
+ * Per row, where the tap pointer's pick lies, from the kept decoder states: a text item's centre, or a
+ * patch's centre moved by the offset head (`offsets`, models with one).
+ */
+function pointed<S>(model: IncrementalDecoder<S>, states: Float32Array, e: Encoded, batch: { inputMask: tf.Tensor2D } & ScreenBatch, offsets: boolean): YX[] {
   if (!model.pointTaps) throw new Error('greedyDecode: taps from the pointer need a model with pointTaps');
   const [b, , d] = e.fused.shape;
+  const layouts = batch.layouts!;
   const hidden = tf.tensor2d(states, [b, d]);
-  const probs = model.pointTaps(hidden, e, batch.inputMask);
-  hidden.dispose();
   try {
-    return argmaxCentres(probs, batch.layouts!);
-  } finally {
+    const probs = model.pointTaps(hidden, e, batch.inputMask);
+    const picks = argmaxTokens(probs);
     probs.dispose();
+    if (!offsets || !model.config.tapOffset || !model.offsetTaps) return picks.map((k, r) => tokenCentre(layouts[r]!, k));
+    const patch = tf.tensor1d(picks.map((k, r) => (isPatch(k, layouts[r]!) ? k : 0)), 'int32');
+    const o = model.offsetTaps(hidden, e.keys, patch);
+    const moved = o.dataSync();
+    tf.dispose([patch, o]);
+    return picks.map((k, r) => (isPatch(k, layouts[r]!) ? offsetPoint(k, [moved[2 * r]!, moved[2 * r + 1]!], layouts[r]!) : tokenCentre(layouts[r]!, k)));
+  } finally {
+    hidden.dispose();
   }
 }
+
+const isPatch = (k: number, l: ScreenLayout): boolean => k < l.patches.grid[0] * l.patches.grid[1];

@@ -7,6 +7,7 @@ import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
 import { copyLogProbs, copyLoss, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
+import { offsetLoss, tapOffsets, type OffsetTargets, type OffsetWeights } from './tap_offset.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
 import { MATCH_DIM } from './text_match.js';
 import { decoderStack, decoderStep, disposeDecoderState, encoderStack, lmHead, selectDecoderRows, startDecoder, type DecoderState } from './t5.js';
@@ -37,6 +38,8 @@ export interface AutoUiBatch {
   tapAt?: tf.Tensor1D;
   /** Where the copy pointer writes (copyPointer models; copy.ts); omitted = every step from the vocabulary. */
   copy?: CopySteps;
+  /** The patches around each gold tap and the tap's offset from each (tapOffset models; tap_offset.ts); needs tapAt; omitted = no offset loss. */
+  tapOffsets?: OffsetTargets;
 }
 
 /** The steps of a batch's targets that write typed text, and what they may copy. */
@@ -78,6 +81,8 @@ export interface AuxLossWeights {
   refer: number;
   /** The decoder's tap pointer (pointer.ts), on the grounding loss's targets; absent = 0. */
   pointer?: number;
+  /** Where in a pointed patch the tap lands (tap_offset.ts); absent = 0. */
+  offset?: number;
 }
 
 /** The encoder side as decoding needs it: H_fuse, λ and the attention (Fusion), and the screen tokens the interaction read. */
@@ -236,11 +241,13 @@ export class AutoUiModel {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
       }
       if (batch.refer && weights.refer !== 0) total = tf.add(total, tf.mul(weights.refer, this.referringLoss(tokens, batch.refer, training)));
-      if (this.config.tapPointer && batch.tapAt && batch.groundTargets && weights.pointer) {
-        const t = hidden.shape[1];
-        const atTap = tf.sum(tf.mul(hidden, tf.expandDims(tf.oneHot(tf.cast(batch.tapAt, 'int32'), t), 2)), 1) as tf.Tensor2D; // [B, d]
+      const atTap = batch.tapAt && (tf.sum(tf.mul(hidden, tf.expandDims(tf.oneHot(tf.cast(batch.tapAt, 'int32'), hidden.shape[1]), 2)), 1) as tf.Tensor2D); // [B, d]
+      if (this.config.tapPointer && atTap && batch.groundTargets && weights.pointer) {
         const probs = this.pointTaps(atTap, { attention, keys: keys.keys, keyMask: keys.mask }, batch.inputMask);
         total = tf.add(total, tf.mul(weights.pointer, groundingLoss(tf.expandDims(probs, 1) as tf.Tensor3D, tf.ones([probs.shape[0], 1]), batch.groundTargets)));
+      }
+      if (this.config.tapOffset && atTap && batch.tapOffsets && weights.offset) {
+        total = tf.add(total, tf.mul(weights.offset, offsetLoss(this.offsetTaps(atTap, keys.keys, batch.tapOffsets.patch), batch.tapOffsets)));
       }
       return total;
     });
@@ -281,6 +288,19 @@ export class AutoUiModel {
   pointTaps(hidden: tf.Tensor2D, e: Pick<Encoded, 'attention' | 'keys' | 'keyMask'>, inputMask: tf.Tensor2D): tf.Tensor2D {
     if (!this.config.tapPointer) throw new InputError('this model has no tap pointer (tapPointer is off)', 'pointTaps');
     return tf.tidy(() => tapPointer(hidden, e.keys, e.keyMask, meanTokenAttention(e.attention, inputMask), this.params.get<tf.Tensor2D>('tap_pointer.weight')));
+  }
+
+  /**
+   * o [B·C, 2] (tap_offset.ts): where in patch `patch` [B·C] (C per row, indices into the screen
+   * tokens `keys` [B, S, d]) row b's tap lands, in patch units, for decoder states `hidden` [B, d] at the tap.
+   */
+  offsetTaps(hidden: tf.Tensor2D, keys: tf.Tensor3D, patch: tf.Tensor1D): tf.Tensor2D {
+    if (!this.config.tapOffset) throw new InputError('this model has no tap offset (tapOffset is off)', 'offsetTaps');
+    const p = this.params;
+    const w: OffsetWeights = {
+      hidden: p.get('tap_offset.hidden.weight'), key: p.get('tap_offset.key.weight'), bias: p.get('tap_offset.bias'), out: p.get('tap_offset.out.weight'), outBias: p.get('tap_offset.out.bias'),
+    };
+    return tapOffsets(hidden, keys, patch, w);
   }
 
   /**

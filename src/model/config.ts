@@ -24,6 +24,8 @@ export interface ModelConfig {
   textMatch?: boolean;
   /** A tap's point comes from the decoder pointer over the screen tokens (pointer.ts, `tap_pointer.weight`); absent = false. */
   tapPointer?: boolean;
+  /** A pointed patch's tap moves to where in it the target lies (tap_offset.ts, `tap_offset.*`); needs tapPointer; absent = false. */
+  tapOffset?: boolean;
   /** A TYPE action's text may be copied from the goal by the copy pointer (copy.ts, `copy_pointer.*`, `copy_gate.*`, `copy_stop.*`); absent = false. */
   copyPointer?: boolean;
   padTokenId: number;
@@ -98,6 +100,8 @@ export function validateConfig(config: ModelConfig, where = 'model config'): Mod
   if (config.textMatch !== undefined && typeof config.textMatch !== 'boolean') throw new InputError(`textMatch must be a boolean, got ${JSON.stringify(config.textMatch)}`, where);
   if (config.textMatch && !config.screenText) throw new InputError('textMatch needs screenText: there is no screen text to match', where);
   if (config.tapPointer !== undefined && typeof config.tapPointer !== 'boolean') throw new InputError(`tapPointer must be a boolean, got ${JSON.stringify(config.tapPointer)}`, where);
+  if (config.tapOffset !== undefined && typeof config.tapOffset !== 'boolean') throw new InputError(`tapOffset must be a boolean, got ${JSON.stringify(config.tapOffset)}`, where);
+  if (config.tapOffset && !config.tapPointer) throw new InputError('tapOffset needs tapPointer: the offset moves the pointed patch', where);
   if (config.copyPointer !== undefined && typeof config.copyPointer !== 'boolean') throw new InputError(`copyPointer must be a boolean, got ${JSON.stringify(config.copyPointer)}`, where);
   if (typeof config.tieWordEmbeddings !== 'boolean') throw new InputError(`tieWordEmbeddings must be a boolean, got ${JSON.stringify(config.tieWordEmbeddings)}`, where);
   if (typeof config.layerNormEpsilon !== 'number' || !(config.layerNormEpsilon > 0)) {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { fusedGroundingLoss, fusedMeanTokenAttention, hasFused } from '../native/fused_ops.js';
 import type { Box, YX } from '../data/types.js';
+import { boxHolds, labels } from '../data/geometry.js';
 import type { PatchLayout } from '../screen/vision/encoder.js';
 
 /*
@@ -33,28 +34,14 @@ export function groundingPatches(tap: YX, layout: PatchLayout): number[] {
   return out;
 }
 
-/** Whether the box (y, x, h, w) holds the point, edges included. */
-function holds([y, x, h, w]: Box, p: YX): boolean {
-  return p[0] >= y && p[0] <= y + h && p[1] >= x && p[1] <= x + w;
-}
-
 /** Text items (indices) whose box holds the tap: a tap on a labelled control lands inside its label. */
 export function groundingTexts(tap: YX, boxes: readonly Box[]): number[] {
-  return boxes.flatMap((b, i) => (holds(b, tap) ? [i] : []));
-}
-
-/** How close (normalised) a label's box must sit under an icon's, and how well centred, to name it. */
-const LABEL_GAP = 0.03;
-const LABEL_ALIGN = 0.03;
-
-/** Whether the text box `label` names `icon`: it sits directly under it, centred on it, as app grids (launchers, drawers, share sheets) lay labels out. */
-export function labels([ly, lx, , lw]: Box, [y, x, h, w]: Box): boolean {
-  return Math.abs(x + w / 2 - (lx + lw / 2)) < LABEL_ALIGN && ly - (y + h) >= 0 && ly - (y + h) < LABEL_GAP;
+  return boxes.flatMap((b, i) => (boxHolds(b, tap) ? [i] : []));
 }
 
 /** Text items (indices) that label an icon under the tap: a tap on a launcher icon is a tap on the thing its label names. */
 export function groundingLabels(tap: YX, icons: readonly Box[], texts: readonly Box[]): number[] {
-  const under = icons.filter((icon) => holds(icon, tap));
+  const under = icons.filter((icon) => boxHolds(icon, tap));
   return texts.flatMap((t, i) => (under.some((icon) => labels(t, icon)) ? [i] : []));
 }
 

@@ -29,6 +29,9 @@ export function customGrad<A extends tf.Tensor[]>(
   return tf.customGrad(f as unknown as CustomGradFn) as unknown as (...args: A) => tf.Tensor;
 }
 
+/** x in the forward pass, no gradient in the backward one (tfjs has no stop-gradient op). */
+export const stopGradient = customGrad((x: tf.Tensor, _save: tf.GradSaveFunc) => ({ value: tf.clone(x), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) })) as <T extends tf.Tensor>(x: T) => T;
+
 /** a [n, k] · b [k, m] whose backward pass also uses only untransposed matmuls. */
 export const matMul2d = customGrad((a: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
   save([a, b]);

@@ -20,6 +20,9 @@ import { MATCH_DIM } from './text_match.js';
  * - `text_match.weight` [d, MATCH_DIM] — W_m of the items' lexical match (text_match.ts), only with `textMatch`.
  * - `tap_pointer.weight` [d, d] — W_p of the decoder's tap pointer (pointer.ts), only with `tapPointer`;
  *   zero at initialisation, so the untrained pointer is the screen attention's look.
+ * - `tap_offset.hidden.weight` [d, d], `tap_offset.key.weight` [d, d], `tap_offset.bias` [d] (W_h, W_k,
+ *   b_1), `tap_offset.out.weight` [2, d], `tap_offset.out.bias` [2] (W_o, b_o) — where in the pointed
+ *   patch a tap lands (tap_offset.ts), only with `tapOffset`; W_o and b_o zero at initialisation.
  * - `copy_pointer.weight` [d, d] (W_c), `copy_gate.weight` [1, d], `copy_gate.bias` [1] (w_g, b_g),
  *   `copy_stop.weight` [1, d], `copy_stop.bias` [1] (w_s, b_s) — the copy pointer over the goal
  *   (copy.ts), only with `copyPointer`; zero at initialisation.
@@ -152,6 +155,15 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
     if (config.textMatch) specs.push({ name: 'text_match.weight', shape: [d, MATCH_DIM], init: normal(MATCH_DIM ** -0.5) });
   }
   if (config.tapPointer) specs.push({ name: 'tap_pointer.weight', shape: [d, d], init: ZEROS });
+  if (config.tapOffset) {
+    specs.push(
+      { name: 'tap_offset.hidden.weight', shape: [d, d], init: normal(d ** -0.5) },
+      { name: 'tap_offset.key.weight', shape: [d, d], init: normal(d ** -0.5) },
+      { name: 'tap_offset.bias', shape: [d], init: ZEROS },
+      { name: 'tap_offset.out.weight', shape: [2, d], init: ZEROS },
+      { name: 'tap_offset.out.bias', shape: [2], init: ZEROS },
+    );
+  }
   if (config.copyPointer) {
     specs.push(
       { name: 'copy_pointer.weight', shape: [d, d], init: ZEROS },

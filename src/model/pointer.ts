@@ -3,7 +3,7 @@ import type { AitwAction, Box, YX } from '../data/types.js';
 import { isTapAction } from '../data/geometry.js';
 import { patchBox, type PatchLayout } from '../screen/vision/encoder.js';
 import { meanTokenAttention } from './grounding.js';
-import { customGrad, dense } from './layers.js';
+import { dense, stopGradient } from './layers.js';
 import { InputError } from '../util/errors.js';
 
 /*
@@ -22,12 +22,12 @@ import { InputError } from '../util/errors.js';
  * the attention for those trained with the grounding loss on an encoder with a patch grid.
  */
 
-export type TapSource = 'tokens' | 'attention' | 'pointer';
-export const TAP_SOURCES: readonly (TapSource | 'auto')[] = ['auto', 'pointer', 'attention', 'tokens'];
+/** 'pointer' moves a pointed patch's tap by the offset head where the checkpoint has one (tap_offset.ts); 'pointer-centre' keeps the token's centre. */
+export type TapSource = 'tokens' | 'attention' | 'pointer' | 'pointer-centre';
+export const TAP_SOURCES: readonly (TapSource | 'auto')[] = ['auto', 'pointer', 'pointer-centre', 'attention', 'tokens'];
 
-/** Keeps the log-prior out of the pointer's gradient: the grounding loss alone trains ā. */
+/** ε in log(ā + ε). */
 const PRIOR_FLOOR = 1e-6;
-const constant = customGrad((x: tf.Tensor, _save: tf.GradSaveFunc) => ({ value: tf.clone(x), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) }));
 
 /**
  * π [B, S]: the decoder pointer over the screen tokens. hidden [B, d] (the decoder's states at the
@@ -38,18 +38,24 @@ export function tapPointer(hidden: tf.Tensor2D, keys: tf.Tensor3D, mask: tf.Tens
     const d = keys.shape[2];
     const q = tf.expandDims(dense(hidden, weight), 1); // [B, 1, d]
     let scores = tf.reshape(tf.matMul(q, keys, false, true), [keys.shape[0], keys.shape[1]]); // [B, S]
-    scores = tf.add(tf.mul(scores, 1 / Math.sqrt(d)), tf.log(tf.add(constant(prior), PRIOR_FLOOR)));
+    // The log-prior passes no gradient: the grounding loss alone trains ā.
+    scores = tf.add(tf.mul(scores, 1 / Math.sqrt(d)), tf.log(tf.add(stopGradient(prior), PRIOR_FLOOR)));
     if (mask) scores = tf.add(scores, tf.mul(tf.sub(1, tf.cast(mask, 'float32')), -1e9));
     return tf.softmax(scores) as tf.Tensor2D;
   });
 }
 
+/** Per row, arg-max_k of a distribution [B, S] over the screen tokens. */
+export function argmaxTokens(probs: tf.Tensor2D): number[] {
+  const arg = tf.tidy(() => tf.argMax(probs, 1));
+  const best = Array.from(arg.dataSync());
+  arg.dispose();
+  return best;
+}
+
 /** Per row, the centre of arg-max_k of a distribution [B, S] over the screen tokens. */
 export function argmaxCentres(probs: tf.Tensor2D, layouts: readonly ScreenLayout[]): YX[] {
-  const arg = tf.tidy(() => tf.argMax(probs, 1));
-  const best = arg.dataSync();
-  arg.dispose();
-  return Array.from(best, (k, b) => tokenCentre(layouts[b]!, k));
+  return argmaxTokens(probs).map((k, b) => tokenCentre(layouts[b]!, k));
 }
 
 /** Where each screen token of one screen lies: the patches by their layout, then the text items' boxes. */
@@ -103,7 +109,7 @@ export function tapAt(action: AitwAction, yx: YX): AitwAction {
 export function tapSource(source: TapSource | 'auto', c: { grid: readonly [number, number] | null; groundWeight: number; pointer: boolean }): TapSource {
   if (source === 'tokens') return 'tokens';
   if (source !== 'auto' && !c.grid) throw new InputError(`taps from the ${source} need an encoder with a patch grid; this checkpoint's has none (use tokens)`, '--tap-from');
-  if (source === 'pointer' && !c.pointer) throw new InputError('this checkpoint has no tap pointer (trained before it, or with --pointer-weight 0); use attention or tokens', '--tap-from');
+  if ((source === 'pointer' || source === 'pointer-centre') && !c.pointer) throw new InputError('this checkpoint has no tap pointer (trained before it, or with --pointer-weight 0); use attention or tokens', '--tap-from');
   if (source !== 'auto') return source;
   if (!c.grid) return 'tokens';
   if (c.pointer) return 'pointer';

@@ -1,9 +1,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { actionAt } from '../data/shards.js';
 import type { Box } from '../data/types.js';
+import { isTapAction } from '../data/geometry.js';
 import type { AutoUiBatch, CopySteps } from '../model/autoui.js';
 import { disposeScreenBatch, EMPTY_TEXTS, goalMaskBatch, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
+import { offsetTargetBatch, offsetTargets } from '../model/tap_offset.js';
 import type { Rng } from '../util/rng.js';
 import { referringBatch, type ReferringPhrase } from './referring.js';
 import type { Example } from './relabel.js';
@@ -17,6 +19,8 @@ export interface BatchExtras {
   tapStep?: (target: readonly number[]) => number;
   /** Add the steps the copy pointer writes and the goal it copies from (copyPointer models). */
   copy?: ActionCodec;
+  /** Add the patches around each gold tap and the tap's offset from each (tapOffset models). */
+  offsets?: boolean;
 }
 
 /** Row r of a split as recorded: its screen, input, target and gold action. */
@@ -41,6 +45,7 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   return {
     ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
+    ...(extras.offsets && layouts ? { tapOffsets: offsetTargetBatch(offsetTargets(examples.map((ex) => (isTapAction(ex.action) ? ex.action.touch_yx : null)), layouts)) } : {}),
     ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
     ...(copy ? { copy } : {}),
     ...inputBatch(examples.map((ex) => ex.input), padId),
@@ -67,5 +72,5 @@ function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps 
 
 export function disposeBatch(b: AutoUiBatch): void {
   disposeScreenBatch({ screen: b.screen, screenMask: b.screenMask, texts: b.texts, layouts: null });
-  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : []), ...(b.tapOffsets ? Object.values(b.tapOffsets) : [])]);
 }

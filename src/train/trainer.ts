@@ -218,7 +218,8 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
   // The pointer learns on the grounding loss's targets, which need a patch grid.
   const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, copyPointer: opts.copyPointer && codec.config.copyText };
+  const tapOffset = tapPointer && opts.offsetWeight > 0;
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer: opts.copyPointer && codec.config.copyText };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
@@ -284,9 +285,10 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
     ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
     ...(model.config.tapPointer ? { tapStep: (t: readonly number[]) => codec.tapStep(t) } : {}),
     ...(model.config.copyPointer ? { copy: codec } : {}),
+    ...(model.config.tapOffset ? { offsets: true } : {}),
   });
   model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight, pointer: opts.pointerWeight }), [...run.weights.values()]);
+  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight, pointer: opts.pointerWeight, offset: opts.offsetWeight }), [...run.weights.values()]);
   disposeBatch(batch);
   const loss = value.dataSync()[0]!;
   value.dispose();
@@ -363,9 +365,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, offsetWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, offsetWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
