@@ -35,6 +35,8 @@ describe('eval', () => {
       subsetFraction: { google_apps: 0.1 },
       // Patches only, so every tap read off the attention lands on a patch centre.
       screenText: false,
+      // The tap offset (off in the recipes), so that the pointer's taps may leave the patch centres.
+      offsetWeight: 0.01,
       valRows: 8,
       quiet: true,
       log: () => {},
