@@ -17,7 +17,7 @@ import { patchCentre, type ScreenLayout } from './pointer.js';
  * it), since the pointer may settle on any of them. The patch's token carries its 4×4 brightness and
  * per-quadrant edges, which say where inside it a border or a word sits; the decoder's state says what
  * is being tapped. W_o and b_o start at zero, so an untrained head taps the patch's centre. A text item
- * is tapped at its box's centre, as before. No gradient of L_off reaches h or k_j: the head reads the
+ * is tapped at its box's centre. No gradient of L_off reaches h or k_j: the head reads the
  * model's states without reshaping them (trained through them, it cost synthetic typed text 2.5–5.6
  * points on three seeds; README Results).
  */
