@@ -58,6 +58,15 @@ describe('train recipes', () => {
     expect(trainOptionsFrom({ ...base, relabel: 0.5 }).relabelRate).toBe(0.5);
   });
 
+  it('every recipe flag refuses a negative number, naming itself', () => {
+    for (const [flags, , , parse] of Object.values(RECIPE_FLAGS)) {
+      const name = flags.split(' ')[0]!;
+      if (typeof parse !== 'function') continue;
+      expect(() => parse('-1', undefined), name).toThrow(new RegExp(`${name}.*≥ \\d.*'-1'`));
+      expect(parse('2', undefined)).toBe(2);
+    }
+  });
+
   it('refuses an unknown config, naming the option', () => {
     expect(() => trainOptionsFrom({ ...base, config: 'huge' })).toThrow(/--config: unknown config 'huge'/);
   });

@@ -18,10 +18,11 @@ export function intOption(name: string, min = 0): (v: string) => number {
   };
 }
 
-export function floatOption(name: string): (v: string) => number {
+export function floatOption(name: string, min = -Infinity): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
     if (!Number.isFinite(n)) throw new InputError(`expected a number, got '${v}'`, name);
+    if (n < min) throw new InputError(`expected a number ≥ ${min}, got '${v}'`, name);
     return n;
   };
 }

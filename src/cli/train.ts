@@ -10,20 +10,20 @@ import { floatOption, intOption, printJson, subsetFractionOption } from './commo
 /** Flags that override single recipe fields: the CLI name, the recipe field, the parser. */
 export const RECIPE_FLAGS = {
   epochs: ['--epochs <n>', 'epochs', 'passes over the training split', intOption('--epochs', 1)],
-  lr: ['--lr <rate>', 'lr', 'peak learning rate (AdamW)', floatOption('--lr')],
+  lr: ['--lr <rate>', 'lr', 'peak learning rate (AdamW)', floatOption('--lr', 0)],
   batch: ['--batch <n>', 'batchSize', 'examples per optimiser step', intOption('--batch', 1)],
-  warmupRatio: ['--warmup-ratio <r>', 'warmupRatio', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio')],
-  weightDecay: ['--weight-decay <w>', 'weightDecay', 'decoupled weight decay', floatOption('--weight-decay')],
-  clipNorm: ['--clip-norm <c>', 'clipNorm', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm')],
-  dropout: ['--dropout <p>', 'dropoutRate', 'dropout rate', floatOption('--dropout')],
+  warmupRatio: ['--warmup-ratio <r>', 'warmupRatio', 'share of steps spent warming the learning rate up', floatOption('--warmup-ratio', 0)],
+  weightDecay: ['--weight-decay <w>', 'weightDecay', 'decoupled weight decay', floatOption('--weight-decay', 0)],
+  clipNorm: ['--clip-norm <c>', 'clipNorm', 'clip the global gradient norm (0 = off)', floatOption('--clip-norm', 0)],
+  dropout: ['--dropout <p>', 'dropoutRate', 'dropout rate', floatOption('--dropout', 0)],
   coordBins: ['--coord-bins <q>', 'coordBins', 'coordinate grid steps per axis of the action codec', intOption('--coord-bins', 2)],
-  groundWeight: ['--ground-weight <w>', 'groundWeight', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone)', floatOption('--ground-weight')],
-  referWeight: ['--refer-weight <w>', 'referWeight', 'weight of the referring loss that points the screen attention at each annotated text (0 = off)', floatOption('--refer-weight')],
+  groundWeight: ['--ground-weight <w>', 'groundWeight', 'weight of the grounding loss that points the screen attention at gold taps (0 = the paper’s loss alone)', floatOption('--ground-weight', 0)],
+  referWeight: ['--refer-weight <w>', 'referWeight', 'weight of the referring loss that points the screen attention at each annotated text (0 = off)', floatOption('--refer-weight', 0)],
   referPerRow: ['--refer-per-row <k>', 'referPerRow', 'referring phrases drawn per screen and step', intOption('--refer-per-row', 1)],
-  pointerWeight: ['--pointer-weight <w>', 'pointerWeight', "weight of the decoder tap pointer's loss (0 = no pointer: taps from the screen attention)", floatOption('--pointer-weight')],
-  offsetWeight: ['--offset-weight <w>', 'offsetWeight', "weight of the tap offset's loss: where in the pointed patch a tap lands (0 = the patch's centre)", floatOption('--offset-weight')],
-  relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel')],
-  retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype')],
+  pointerWeight: ['--pointer-weight <w>', 'pointerWeight', "weight of the decoder tap pointer's loss (0 = no pointer: taps from the screen attention)", floatOption('--pointer-weight', 0)],
+  offsetWeight: ['--offset-weight <w>', 'offsetWeight', "weight of the tap offset's loss: where in the pointed patch a tap lands (0 = the patch's centre)", floatOption('--offset-weight', 0)],
+  relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel', 0)],
+  retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype', 0)],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],
   valRows: ['--val-rows <n>', 'valRows', 'validation screens scored at each validation (0 = none)', intOption('--val-rows')],
   valEpochs: ['--val-epochs <n>', 'valEpochs', 'validate after the last n epochs only; best/ is the best of them', intOption('--val-epochs', 1)],
@@ -88,7 +88,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--max-steps <n>', 'stop after this many optimiser steps in total', intOption('--max-steps', 1))
     .option('--seed <n>', 'seed for initialisation, data order and dropout', intOption('--seed'), d.seed)
     .option('--subsets <list>', 'comma-separated subsets to train on (default: all in the shards)')
-    .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1; default: the recipe’s)', floatOption('--google-apps-fraction'))
+    .option('--google-apps-fraction <f>', 'share of GoogleApps rows drawn per epoch (Auto-UI: 0.1; default: the recipe’s)', floatOption('--google-apps-fraction', 0))
     .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7, merged over the recipe’s (a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
