@@ -32,7 +32,7 @@
  * `invalid` are totals. Without any subset, overall is computed over all items directly.
  */
 import { ActionType, SUBSETS, type AitwAction, type Box, type YX } from '../data/types.js';
-import { boxHolds, isTap, labels } from '../data/geometry.js';
+import { boxHolds, isTap, isTapAction, labels } from '../data/geometry.js';
 import { checkActionsMatch } from './action_matching.js';
 
 export interface ScoredItem {
@@ -110,7 +110,7 @@ class Tally {
       const box = bucket === this.click ? boxUnder(gold.touch_yx, item.annotations) : null;
       if (box) {
         this.inBox[1]++;
-        const pressed = pred?.action_type === ActionType.DUAL_POINT && isTap(pred.touch_yx, pred.lift_yx) && item.annotations.some((b) => (b === box || labels(b, box)) && boxHolds(b, pred.touch_yx));
+        const pressed = pred !== null && isTapAction(pred) && item.annotations.some((b) => (b === box || labels(b, box)) && boxHolds(b, pred.touch_yx));
         if (pressed) this.inBox[0]++;
       }
     }

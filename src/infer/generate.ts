@@ -4,7 +4,7 @@ import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
 import type { CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
-import { argmaxTokens, attentionPointer, tapAt, tokenCentre, type ScreenLayout, type TapSource } from '../model/pointer.js';
+import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
 import { ActionType, type YX } from '../data/types.js';
@@ -167,14 +167,13 @@ function pointed<S>(model: IncrementalDecoder<S>, states: Float32Array, e: Encod
     const picks = argmaxTokens(probs);
     probs.dispose();
     if (!offsets || !model.config.tapOffset || !model.offsetTaps) return picks.map((k, r) => tokenCentre(layouts[r]!, k));
-    const patch = tf.tensor1d(picks.map((k, r) => (isPatch(k, layouts[r]!) ? k : 0)), 'int32');
+    const onPatch = picks.map((k, r) => k < patchTokens(layouts[r]!));
+    const patch = tf.tensor1d(picks.map((k, r) => (onPatch[r] ? k : 0)), 'int32');
     const o = model.offsetTaps(hidden, e.keys, patch);
     const moved = o.dataSync();
     tf.dispose([patch, o]);
-    return picks.map((k, r) => (isPatch(k, layouts[r]!) ? offsetPoint(k, [moved[2 * r]!, moved[2 * r + 1]!], layouts[r]!) : tokenCentre(layouts[r]!, k)));
+    return picks.map((k, r) => (onPatch[r] ? offsetPoint(k, [moved[2 * r]!, moved[2 * r + 1]!], layouts[r]!) : tokenCentre(layouts[r]!, k)));
   } finally {
     hidden.dispose();
   }
 }
-
-const isPatch = (k: number, l: ScreenLayout): boolean => k < l.patches.grid[0] * l.patches.grid[1];

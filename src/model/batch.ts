@@ -13,7 +13,7 @@ import type { ScreenText } from '../screen/text/types.js';
 import { patchIsReal, patchLayout, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ActionCodec } from './codec.js';
 import { groundingLabels, groundingPatches, groundingTexts } from './grounding.js';
-import type { ScreenLayout } from './pointer.js';
+import { patchTokens, type ScreenLayout } from './pointer.js';
 import { BOX_CODE_DIM, boxCode, type TextItemsBatch } from './screen_text.js';
 import { MATCH_DIM, MatchQuery, matchFeatures } from './text_match.js';
 
@@ -217,7 +217,7 @@ export function screenTokenCount(s: Pick<ScreenBatch, 'screen' | 'texts'>): numb
  */
 export function tapTargets(tap: AitwAction, layout: ScreenLayout, icons: readonly Box[] = []): number[] {
   if (!isTapAction(tap)) return [];
-  const P = layout.patches.grid[0] * layout.patches.grid[1];
+  const P = patchTokens(layout);
   const texts = new Set([...groundingTexts(tap.touch_yx, layout.texts), ...groundingLabels(tap.touch_yx, icons, layout.texts)]);
   return [...groundingPatches(tap.touch_yx, layout.patches), ...[...texts].map((i) => P + i)];
 }

@@ -76,9 +76,14 @@ export function patchCentre(p: number, layout: PatchLayout): YX {
   return centreOf(patchBox(layout, p));
 }
 
+/** P: the patch tokens of a screen, padding included; its text items' tokens follow them. */
+export function patchTokens(l: ScreenLayout): number {
+  return l.patches.grid[0] * l.patches.grid[1];
+}
+
 /** Centre of screen token k: patch k, or text item k − P. */
 export function tokenCentre(l: ScreenLayout, k: number): YX {
-  const P = l.patches.grid[0] * l.patches.grid[1];
+  const P = patchTokens(l);
   if (k < P) return patchCentre(k, l.patches);
   const box = l.texts[k - P];
   if (!box) throw new RangeError(`screen token ${k} is neither one of ${P} patches nor one of ${l.texts.length} text items`);

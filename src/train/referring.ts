@@ -4,7 +4,7 @@ import type { ReferringRows } from '../model/autoui.js';
 import { queryMatchBatch, tableScreen, type EncodedSplit, type EncodedTexts } from '../model/batch.js';
 import { groundingPatches, groundingTexts } from '../model/grounding.js';
 import { labels } from '../data/geometry.js';
-import type { ScreenLayout } from '../model/pointer.js';
+import { patchTokens, type ScreenLayout } from '../model/pointer.js';
 import { patchLayout } from '../screen/vision/encoder.js';
 import type { Rng } from '../util/rng.js';
 
@@ -53,7 +53,7 @@ export function labelledIcon(ann: UiAnnotations, label: number): Box | undefined
  * the patches nearby and the text items under those centres. Pure.
  */
 export function referringPhrases(ann: UiAnnotations, encode: (text: string) => number[], layout: ScreenLayout, opts: ReferringOptions = DEFAULT_REFERRING): ReferringPhrase[] {
-  const P = layout.patches.grid[0] * layout.patches.grid[1];
+  const P = patchTokens(layout);
   const byKey = new Map<string, { text: string; targets: Set<number> }>();
   const centre = ([y, x, h, w]: Box): YX => [y + h / 2, x + w / 2];
   ann.text.forEach((raw, i) => {
