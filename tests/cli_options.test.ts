@@ -10,16 +10,17 @@ import { InputError } from '../src/util/errors.js';
 describe('--subset-fraction', () => {
   const parse = subsetFractionOption('--subset-fraction');
 
-  it('parses subset=fraction lists', () => {
+  it('parses subset=fraction lists, the shards’ own subsets and oversampling included', () => {
     expect(parse('web_shopping=0.6, install=0.7')).toEqual({ web_shopping: 0.6, install: 0.7 });
     expect(parse('single=1')).toEqual({ single: 1 });
+    expect(parse('web=3')).toEqual({ web: 3 });
     expect(parse('')).toEqual({});
   });
 
   it('names the option and the bad entry', () => {
-    expect(() => parse('webshopping=0.5')).toThrow(/--subset-fraction.*unknown subset 'webshopping'/);
-    expect(() => parse('install=0')).toThrow(/fraction for install must be in \(0, 1\], got '0'/);
-    expect(() => parse('install=1.5')).toThrow(InputError);
+    expect(() => parse('web shopping=0.5')).toThrow(/--subset-fraction.*'web shopping' is not a subset name/);
+    expect(() => parse('install=0')).toThrow(/fraction for install must be in \(0, 10\] \(above 1 its rows repeat\), got '0'/);
+    expect(() => parse('install=10.5')).toThrow(InputError);
     expect(() => parse('install=abc')).toThrow(InputError);
     expect(() => parse('install')).toThrow(/expected subset=fraction, got 'install'/);
     expect(() => parse('install=0.5=1')).toThrow(/expected subset=fraction/);

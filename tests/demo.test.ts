@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { demoPaths, runDemo } from '../src/pipeline/demo.js';
 const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box', 'invalid', 'subsets'];
 
 describe('demo', () => {
-  it('runs every stage end to end under --out — synthetic, unseen apps, web sites (one held out, read by OCR), training, evaluation, live tasks — and a re-run resumes every stage', async () => {
+  it('runs every stage end to end under --out — synthetic, unseen apps, web sites (read by OCR, one held out), training, evaluation, live tasks — and a re-run resumes every stage', async () => {
     const out = mkdtempSync(join(tmpdir(), 'autoui-demo-'));
     const o = { out, episodes: 50, unseenEpisodes: 6, webEpisodes: 2, linkScreens: 1, sites: ['app-aurora', 'app-quartz'], runTasks: 2, seed: 3, maxSteps: 2, recipe: { epochs: 1, lr: 3e-3 }, quiet: true };
     const r = await runDemo(o);
@@ -16,6 +16,9 @@ describe('demo', () => {
     expect(existsSync(join(r.checkpoint, 'model.safetensors'))).toBe(true);
     expect(Object.keys(r.metrics)).toEqual(REPORT_KEYS);
     expect(Object.keys(r.metrics.subsets)).not.toContain('web');
+    const manifest = JSON.parse(readFileSync(join(out, 'shards', 'manifest.json'), 'utf8')) as { subsets: Record<string, { screenText: string }> };
+    expect(manifest.subsets.web!.screenText).toMatch(/^ocr:/);
+    expect(manifest.subsets.general!.screenText).toBe('annotations');
     expect(Object.keys(r.unseenApps.subsets).sort()).toEqual(['general', 'google_apps', 'install']);
     expect(Object.keys(r.heldOutSites!.report.subsets)).toEqual(['app-quartz']);
     expect(Object.keys(r.heldOutSites!.namedLinks!.bySite)).toEqual(['app-quartz-links']);

@@ -38,6 +38,20 @@ describe('planEpoch', () => {
     expect(e1).not.toEqual(e0);
   });
 
+  it('oversamples a subset above 1: every row floor(f) times, then a share for the rest; f ≤ 1 plans as before', () => {
+    const lengths = Array.from({ length: 300 }, (_, i) => 5 + (i % 40));
+    const subsets = lengths.map((_, i) => (i < 100 ? 'web' : 'general'));
+    const e0 = planEpoch(lengths, subsets, { batchSize: 8, seed: 1, epoch: 0, subsetFraction: { web: 2.5 } }).flat();
+    const counts = new Map<number, number>();
+    for (const i of e0) counts.set(i, (counts.get(i) ?? 0) + 1);
+    expect(e0.filter((i) => i < 100).length).toBe(250);
+    expect([...counts].filter(([i]) => i < 100).every(([, c]) => c === 2 || c === 3)).toBe(true);
+    expect([...counts].filter(([i]) => i >= 100).every(([, c]) => c === 1)).toBe(true);
+    // A fraction of exactly 1 is the default: the same plan as leaving the subset out.
+    const plain = { batchSize: 8, seed: 1, epoch: 0 };
+    expect(planEpoch(lengths, subsets, { ...plain, subsetFraction: { web: 1 } })).toEqual(planEpoch(lengths, subsets, plain));
+  });
+
   it('buckets by length: batches hold rows of similar length', () => {
     const lengths = Array.from({ length: 512 }, (_, i) => (i * 37) % 100);
     const batches = planEpoch(lengths, lengths.map(() => 's'), { batchSize: 16, seed: 3, epoch: 0, bucketWindow: 32 });
@@ -141,6 +155,10 @@ describe('train', () => {
     const a = readFileSync(join(root, 'refer-on', 'last', 'model.safetensors'));
     const b = readFileSync(join(root, 'refer-off', 'last', 'model.safetensors'));
     expect(Buffer.compare(a, b)).not.toBe(0);
+  });
+
+  it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
+    await expect(train(opts('typo', { subsetFraction: { wbe: 3 } }))).rejects.toThrow(/--subset-fraction.*no subset 'wbe'/s);
   });
 
   it('stops on a non-finite loss with a clear message and keeps the last good checkpoint', async () => {

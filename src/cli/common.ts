@@ -32,9 +32,13 @@ export function aspectList(name: string): (v: string) => number[] {
   return (v: string) => v.split(',').map((a) => floatOption(name)(a.trim()));
 }
 
+/** A subset drawn more than this many times per epoch would be memorised rather than learned from. */
+const MAX_SUBSET_FRACTION = 10;
+
 /**
- * Parses `name=f,name=f`: the share of each subset's training rows drawn per epoch, each in (0, 1]
- * (subsets left out keep all rows). Names must be AITW subsets, so a typo cannot silently do nothing.
+ * Parses `name=f,name=f`: the share of each subset's training rows drawn per epoch, each in
+ * (0, 10] (above 1 rows repeat; subsets left out keep all rows). Names are checked against the
+ * shards when training starts (trainer.ts), so a typo cannot silently do nothing.
  */
 export function subsetFractionOption(name: string): (v: string) => Record<string, number> {
   return (v: string) => {
@@ -42,9 +46,9 @@ export function subsetFractionOption(name: string): (v: string) => Record<string
     for (const entry of v.split(',').map((e) => e.trim()).filter(Boolean)) {
       const [subset, frac, extra] = entry.split('=');
       if (!subset || frac === undefined || extra !== undefined) throw new InputError(`expected subset=fraction, got '${entry}'`, name);
-      if (!(SUBSETS as readonly string[]).includes(subset)) throw new InputError(`unknown subset '${subset}' (one of ${SUBSETS.join(', ')})`, name);
+      if (!/^[A-Za-z0-9_-]+$/.test(subset)) throw new InputError(`'${subset}' is not a subset name (AITW's: ${SUBSETS.join(', ')}; or the shards' own, such as web)`, name);
       const f = Number(frac);
-      if (!(f > 0 && f <= 1)) throw new InputError(`fraction for ${subset} must be in (0, 1], got '${frac}'`, name);
+      if (!(f > 0 && f <= MAX_SUBSET_FRACTION)) throw new InputError(`fraction for ${subset} must be in (0, ${MAX_SUBSET_FRACTION}] (above 1 its rows repeat), got '${frac}'`, name);
       out[subset] = f;
     }
     return out;

@@ -6,9 +6,10 @@
  *
  * Actions as a phone user does them: a tap is a touch tap; a scroll is a touch swipe from the
  * touch to the lift point (the web recorder's own swipe, so a recorded scroll replays as it was
- * recorded); TYPE types into the focused field; ENTER presses Enter; BACK goes back in
- * history (on the task's first page it does nothing); HOME opens the task's home_url (or
- * start_url); the status actions do nothing.
+ * recorded); TYPE types into the focused field; ENTER presses Enter; BACK goes back in history
+ * (on the task's first page it does nothing), or, while the on-screen keyboard is up, closes it as
+ * Android's BACK does; HOME opens the task's home_url (or start_url); the status actions do
+ * nothing. A focused text field shows the web recorder's on-screen keyboard (soft_keyboard.ts).
  *
  * Faults: a crashed page or a closed browser makes step()/check() throw EnvironmentError; the next
  * reset() relaunches the browser when it is gone.
@@ -17,6 +18,7 @@ import { chromium, type Browser, type BrowserContext, type CDPSession, type Page
 import { DEFAULT_VIEWPORT, type SuccessCheck, type TaskSpec, type Viewport } from '../data/suite.js';
 import { isTap, scalePoint } from '../data/geometry.js';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM, isAllowedUrl, touchSwipe } from '../data/web/browser.js';
+import { addSoftKeyboard, closeSoftKeyboard } from '../data/web/soft_keyboard.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { InputError } from '../util/errors.js';
 import { sleep } from '../util/sleep.js';
@@ -84,6 +86,7 @@ export class ChromiumEnv implements Environment {
         this.blocked++;
         return route.abort('blockedbyclient');
       });
+      await addSoftKeyboard(context);
       const page = await context.newPage();
       page.on('crash', () => {
         this.fault = 'the page crashed';
@@ -166,6 +169,7 @@ export class ChromiumEnv implements Environment {
       case ActionType.PRESS_ENTER:
         return page.keyboard.press('Enter');
       case ActionType.PRESS_BACK:
+        if (await closeSoftKeyboard(page)) return;
         await page.goBack({ waitUntil: 'load' });
         // A new tab's history starts at about:blank: BACK on the task's first page stays on it.
         if (page.url() === 'about:blank') await page.goForward({ waitUntil: 'load' });

@@ -63,8 +63,12 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Pro
   const web = await rendering;
   if (!web) return { web: null };
   const sites = siteLists(web);
-  say(`[4/7] preparing web shards: training sites → ${p.shards}, held-out sites (OCR) → ${p.heldOutShards}`);
-  await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards });
+  say(`[4/7] preparing web shards, screens read by OCR: training sites → ${p.shards}, held-out sites → ${p.heldOutShards}`);
+  // Read by OCR in training too, not from the DOM: at use a screenshot's texts come from OCR, which
+  // reads an on-screen keyboard's keys, a field's floating label or a heading differently from the
+  // DOM (a lower-case key as a capital, keys missed), and a model trained on the DOM's texts meets
+  // texts it never saw. The synthetic set keeps its records' texts: its screens are drawn for them.
+  await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards, screenText: 'ocr' });
   const linkSets: string[] = [];
   for (const site of sites.heldOut) {
     const summary = await siteSummary(p.web, site);

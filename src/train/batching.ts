@@ -4,7 +4,7 @@ export interface BatchPlanOptions {
   batchSize: number;
   seed: number;
   epoch: number;
-  /** Fraction of each subset's rows drawn per epoch (Auto-UI: GoogleApps at 10%); missing = 1. */
+  /** Fraction of each subset's rows drawn per epoch (Auto-UI: GoogleApps at 10%; above 1, rows repeat); missing = 1. */
   subsetFraction?: Record<string, number>;
   /** Sort by length within windows of this many batches, so padding stays small but order stays random. */
   bucketWindow?: number;
@@ -24,8 +24,12 @@ export function planEpoch(lengths: ArrayLike<number>, subsets: ArrayLike<string>
   }
   const chosen: number[] = [];
   for (const [subset, idx] of [...bySubset.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const frac = Math.min(1, Math.max(0, opts.subsetFraction?.[subset] ?? 1));
-    chosen.push(...rng.shuffle(idx).slice(0, Math.round(idx.length * frac)));
+    const frac = Math.max(0, opts.subsetFraction?.[subset] ?? 1);
+    // Above 1 a subset is oversampled: every row floor(frac) times, then a random share for the rest.
+    const whole = Math.floor(frac);
+    const shuffled = rng.shuffle(idx);
+    for (let k = 0; k < whole; k++) chosen.push(...shuffled);
+    chosen.push(...shuffled.slice(0, Math.round(idx.length * (frac - whole))));
   }
   const order = rng.shuffle(chosen);
   const window = opts.batchSize * (opts.bucketWindow ?? 16);

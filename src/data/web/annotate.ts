@@ -20,9 +20,11 @@ export interface ScreenItem extends CssBox {
   type: string;
 }
 
-/** What the collector needs to know: the icon ligature → AITW icon class table. */
+/** What the collector needs to know: the icon ligature → AITW icon class table, and the on-screen keyboard's marker. */
 export interface CollectOptions {
   iconTypes: Record<string, string>;
+  /** The attribute marking the soft keyboard (soft_keyboard.ts): what it covers is not on the screen. */
+  keyboardAttr: string;
 }
 
 /** Material Symbols ligatures → the icon classes AITW's detector uses (others: ICON_<NAME>). */
@@ -102,6 +104,10 @@ export function collectScreenItems(opts: CollectOptions): ScreenItem[] {
     while (b && /^(inline|contents)/.test(style(b).display) && b.parentElement) b = b.parentElement;
     return b ?? e;
   };
+  // The soft keyboard hides the page under it: items of the page whose centre it covers are skipped.
+  const kb = document.querySelector(`[${opts.keyboardAttr}]`);
+  const kbTop = kb ? kb.getBoundingClientRect().top : Infinity;
+  const covered = (e: Element, r: { top: number; bottom: number }): boolean => (r.top + r.bottom) / 2 > kbTop && !kb!.contains(e);
   const push = (r: CssBox, text: string, type: string): void => {
     items.push({ x: r.x - ox, y: r.y - oy, w: r.w, h: r.h, text, type });
   };
@@ -133,7 +139,7 @@ export function collectScreenItems(opts: CollectOptions): ScreenItem[] {
       range.setStart(n, m.index);
       range.setEnd(n, m.index + m[0].length);
       const r = range.getBoundingClientRect();
-      if (!onScreen(r)) continue;
+      if (!onScreen(r) || covered(parent, r)) continue;
       const sameLine =
         line && line.block === block && r.left >= line.r - 1 && r.left - line.r < r.height * 1.5 && Math.min(r.bottom, line.b) - Math.max(r.top, line.y) > r.height * 0.5;
       if (!sameLine) flush();
@@ -150,7 +156,7 @@ export function collectScreenItems(opts: CollectOptions): ScreenItem[] {
   const iconHosts = new Set<Element>();
   for (const e of Array.from(document.querySelectorAll('i, span, .material-symbols-outlined, .material-icons'))) {
     const r = e.getBoundingClientRect();
-    if (!onScreen(r) || !isIconFont(e) || !visible(e)) continue;
+    if (!onScreen(r) || covered(e, r) || !isIconFont(e) || !visible(e)) continue;
     const name = (e.textContent ?? '').trim();
     if (!name) continue;
     iconHosts.add(e);
@@ -162,7 +168,7 @@ export function collectScreenItems(opts: CollectOptions): ScreenItem[] {
   const taken: Element[] = [];
   for (const e of Array.from(document.querySelectorAll(clickable))) {
     const r = e.getBoundingClientRect();
-    if (!onScreen(r) || taken.some((t) => t.contains(e)) || !visible(e)) continue;
+    if (!onScreen(r) || covered(e, r) || taken.some((t) => t.contains(e)) || !visible(e)) continue;
     const field = e instanceof HTMLInputElement || e instanceof HTMLTextAreaElement ? e : undefined;
     if (field && field.type !== 'checkbox' && field.type !== 'radio') {
       const shown = (field.value || field.placeholder).trim();

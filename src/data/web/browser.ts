@@ -4,13 +4,15 @@
  * (and 127.0.0.1) refused, so rendering never touches the network. Screens are captured through
  * CDP with `optimizeForSpeed` (a faster PNG deflate setting; Playwright's own screenshot is ~3×
  * slower at DPR 2.625) and a clip of exactly the visual viewport at the capture scale. Scrolling is
- * a finger swipe of CDP touch events (`touchSwipe`), shared with the closed-loop environment.
+ * a finger swipe of CDP touch events (`touchSwipe`), shared with the closed-loop environment. A
+ * focused text field brings up an on-screen keyboard, as on a phone (soft_keyboard.ts).
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { InputError } from '../../util/errors.js';
 import { sleep } from '../../util/sleep.js';
 import { collectScreenItems, ICON_TYPES, toAnnotations } from './annotate.js';
+import { addSoftKeyboard, SOFT_KEYBOARD_ATTR } from './soft_keyboard.js';
 import { boxOf, listLinks, viewState, type LinkOnPage, type ViewState } from './dom.js';
 import type { CssBox } from './annotate.js';
 import type { UiAnnotations } from '../types.js';
@@ -132,6 +134,7 @@ export async function phoneContext(browser: Browser, o: ScreenOptions): Promise<
     serviceWorkers: 'block',
   });
   await ctx.route((url) => !isAllowedUrl(url.href), (route) => route.abort('blockedbyclient'));
+  await addSoftKeyboard(ctx);
   return ctx;
 }
 
@@ -180,7 +183,7 @@ export class PhoneScreen {
   }
 
   annotations(view: ViewState): Promise<UiAnnotations> {
-    return this.page.evaluate(collectScreenItems, { iconTypes: { ...ICON_TYPES } }).then((items) => toAnnotations(items, view.width, view.height));
+    return this.page.evaluate(collectScreenItems, { iconTypes: { ...ICON_TYPES }, keyboardAttr: SOFT_KEYBOARD_ATTR }).then((items) => toAnnotations(items, view.width, view.height));
   }
 
   /** The screen as the phone shows it now. */

@@ -34,12 +34,16 @@ function unusableDraw(err: unknown): boolean {
   return err instanceof Error && /Timeout|timed out|net::|Target page|Execution context/.test(err.message);
 }
 
-/** Task mixes: manuals with and without search, and apps. */
+/**
+ * Task mixes: manuals with and without search, and apps. Typing tasks (search, form) get the
+ * largest shares where a site has them: each gives one TYPE step against a one-tap task's one tap,
+ * and only the web shows a field with no text in it to tap.
+ */
 export function kindWeights(m: SiteModel): [TaskKind, number][] {
   if (m.kind === 'app')
-    return [['toggle', 0.3], ['launch', 0.15], ['form', 0.15], ['search', 0.15], ['navigate', 0.1], ['ground', 0.05], ['back', 0.05], ['scroll', 0.05]];
+    return [['toggle', 0.25], ['launch', 0.1], ['form', 0.2], ['search', 0.2], ['navigate', 0.1], ['ground', 0.05], ['back', 0.05], ['scroll', 0.05]];
   return m.searchPage
-    ? [['ground', 0.25], ['navigate', 0.25], ['scroll', 0.15], ['search', 0.2], ['back', 0.15]]
+    ? [['ground', 0.2], ['navigate', 0.2], ['scroll', 0.1], ['search', 0.4], ['back', 0.1]]
     : [['ground', 0.3], ['navigate', 0.3], ['scroll', 0.2], ['back', 0.2]];
 }
 
