@@ -91,12 +91,9 @@ export function installSoftKeyboard(arg: { attr: string; rows: string[] }): void
   document.addEventListener('focusout', () => setTimeout(sync, 0), true);
 }
 
-/** The argument installSoftKeyboard runs with. */
-export const SOFT_KEYBOARD_ARG = { attr: SOFT_KEYBOARD_ATTR, rows: ROWS };
-
 /** Installs the keyboard in every page the context opens from now on. */
 export async function addSoftKeyboard(ctx: BrowserContext): Promise<void> {
-  await ctx.addInitScript(installSoftKeyboard, SOFT_KEYBOARD_ARG);
+  await ctx.addInitScript(installSoftKeyboard, { attr: SOFT_KEYBOARD_ATTR, rows: ROWS });
 }
 
 /**
