@@ -36,8 +36,8 @@ function unusableDraw(err: unknown): boolean {
 
 /**
  * Task mixes: manuals with and without search, and apps. Typing tasks (search, form) get the
- * largest shares where a site has them: each gives one TYPE step against a one-tap task's one tap,
- * and only the web shows a field with no text in it to tap.
+ * largest shares where a site has them: only they give the web's typing steps, and the text-less
+ * fields tapped before them, which the synthetic set (fields with hint text) does not teach.
  */
 export function kindWeights(m: SiteModel): [TaskKind, number][] {
   if (m.kind === 'app')
