@@ -10,13 +10,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import sharp from 'sharp';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CHROMIUM, launchChromium, phoneContext, PhoneScreen } from '../src/data/web/browser.js';
 import { Recorder } from '../src/data/web/recorder.js';
 import { ActionType, type UiAnnotations } from '../src/data/types.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
+import { pixelAt } from './helpers/screens.js';
 
 const DEVICE = { name: 'test-phone', width: 360, height: 640, dpr: 1 };
 const BODY = `<h1 id="title">Find</h1><input id="q" type="search" style="width:200px;height:30px"> <input id="cb" type="checkbox">
@@ -52,12 +52,6 @@ const KEYS = 'qwertyuiopasdfghjklzxcvbnm'.split('');
 /** The annotated single-letter keys, with their boxes (y, x, h, w). */
 const keysOf = (a: UiAnnotations) => a.text.map((t, i) => ({ t, box: a.positions[i]! })).filter((x) => KEYS.includes(x.t));
 
-async function pixel(png: Uint8Array, yx: [number, number]): Promise<number[]> {
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const o = (Math.round(yx[0] * (info.height - 1)) * info.width + Math.round(yx[1] * (info.width - 1))) * 3;
-  return [data[o]!, data[o + 1]!, data[o + 2]!];
-}
-
 async function tapCentre(selector: string): Promise<void> {
   const b = (await screen.box(selector))!;
   await screen.tap(b.x + b.w / 2, b.y + b.h / 2, false);
@@ -70,7 +64,7 @@ describe('the on-screen keyboard', () => {
       const before = await screen.capture();
       expect(keysOf(before.annotations)).toEqual([]);
       expect(before.annotations.text).toContain('Low link');
-      expect(await pixel(before.png, [0.99, 0.5])).toEqual([255, 255, 255]);
+      expect(await pixelAt(before.png, [0.99, 0.5])).toEqual([255, 255, 255]);
 
       await tapCentre('#q');
       const shot = await screen.capture();
@@ -85,7 +79,7 @@ describe('the on-screen keyboard', () => {
       }
       expect(new Set(keys.map((k) => k.box[0])).size).toBe(3);
       expect(shot.annotations.text).not.toContain('Low link');
-      expect(await pixel(shot.png, [0.99, 0.5])).not.toEqual([255, 255, 255]);
+      expect(await pixelAt(shot.png, [0.99, 0.5])).not.toEqual([255, 255, 255]);
       const rec = new Recorder(screen, new Map());
       expect(await rec.reaches((await screen.box('#low'))!, { selector: '#low' })).toBe(false);
       expect(await rec.reaches((await screen.box('#title'))!, { selector: '#title' })).toBe(true);
@@ -110,16 +104,16 @@ describe('the on-screen keyboard', () => {
     try {
       const viewport = { width: DEVICE.width, height: DEVICE.height, dpr: 1 };
       const first = await env.reset({ id: 'kb', goal: 'type hello', start_url: url('mobile.html'), viewport, success: { selector: '#q', value: 'hello' } });
-      expect(await pixel(first.png, [0.99, 0.5])).toEqual([255, 255, 255]);
+      expect(await pixelAt(first.png, [0.99, 0.5])).toEqual([255, 255, 255]);
       const b = (await screen.box('#q'))!; // same page, same layout
       const yx: [number, number] = [(b.y + b.h / 2) / DEVICE.height, (b.x + b.w / 2) / DEVICE.width];
       const tapped = await env.step({ action_type: ActionType.DUAL_POINT, touch_yx: yx, lift_yx: yx, typed_text: '' });
-      expect(await pixel(tapped.png, [0.99, 0.5])).not.toEqual([255, 255, 255]);
+      expect(await pixelAt(tapped.png, [0.99, 0.5])).not.toEqual([255, 255, 255]);
       await env.step({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: 'hello' });
       expect((await env.check({ selector: '#q', value: 'hello' })).ok).toBe(true);
       // BACK with the keyboard up closes it and stays on the page, as on Android.
       const back = await env.step({ action_type: ActionType.PRESS_BACK, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' });
-      expect(await pixel(back.png, [0.99, 0.5])).toEqual([255, 255, 255]);
+      expect(await pixelAt(back.png, [0.99, 0.5])).toEqual([255, 255, 255]);
       expect((await env.state()).url).toBe(url('mobile.html'));
     } finally {
       await env.close();

@@ -19,6 +19,7 @@ import { ChromiumEnv } from '../src/env/chromium.js';
 import { siteModel, type SiteModel } from '../src/data/web/site_model.js';
 import { ActionType, type Box } from '../src/data/types.js';
 import { Rng } from '../src/util/rng.js';
+import { pixelAt } from './helpers/screens.js';
 
 const DEVICE = { name: 'test-phone', width: 360, height: 640, dpr: 1 };
 const STYLE = `body{margin:0;font:16px/20px sans-serif}header{position:fixed;top:0;left:0;right:0;height:40px;background:#c00}
@@ -83,11 +84,7 @@ async function domBoxes(selector: string, lines: boolean): Promise<Box[]> {
 
 const near = (a: Box, b: Box, tol = 2 / DEVICE.height): boolean => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
 
-async function pixel(shot: Shot, yx: [number, number]): Promise<number[]> {
-  const { data, info } = await sharp(shot.png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const o = (Math.round(yx[0] * info.height) * info.width + Math.round(yx[1] * info.width)) * 3;
-  return [data[o]!, data[o + 1]!, data[o + 2]!];
-}
+const pixel = (shot: Shot, yx: [number, number]): Promise<number[]> => pixelAt(shot.png, yx);
 
 describe('screens and annotations', () => {
   it('annotation boxes are the DOM boxes: one TEXT per rendered line, ICON_TOGGLE for a text-less switch', async () => {

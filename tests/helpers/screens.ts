@@ -37,3 +37,10 @@ export function pngHeaderOnly(width: number, height: number): Buffer {
   ihdr[9] = 2; // RGB
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])), chunk('IEND', Buffer.alloc(0))]);
 }
+
+/** The RGB of an encoded screenshot at the normalised point (y, x). */
+export async function pixelAt(png: Uint8Array, yx: readonly [number, number]): Promise<number[]> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const o = (Math.round(yx[0] * info.height) * info.width + Math.round(yx[1] * info.width)) * 3;
+  return [data[o]!, data[o + 1]!, data[o + 2]!];
+}
