@@ -37,6 +37,24 @@ describe('groundingPatches', () => {
       }),
     );
   });
+
+  it('radius 0 is the patch under the tap alone; radius 0.5 adds only patches whose centre is that near', () => {
+    const unit = fc.double({ min: 0, max: 1, noNaN: true });
+    fc.assert(
+      fc.property(unit, unit, fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 20 }), (y, x, rows, cols) => {
+        const layout = gridLayout([rows, cols]);
+        const under = Math.min(rows - 1, Math.floor(y * rows)) * cols + Math.min(cols - 1, Math.floor(x * cols));
+        expect(groundingPatches([y, x] as YX, layout, 0)).toEqual([under]);
+        const half = groundingPatches([y, x] as YX, layout, 0.5);
+        expect(half).toContain(under);
+        for (const p of half.filter((p) => p !== under)) {
+          expect(Math.hypot(y * rows - Math.floor(p / cols) - 0.5, x * cols - (p % cols) - 0.5)).toBeLessThanOrEqual(0.5 + 1e-9);
+        }
+      }),
+    );
+    // The tap at the centre of row 1, col 0 of 4 × 2: its neighbours' centres are a whole patch away.
+    expect(groundingPatches([0.375, 0.25], gridLayout([4, 2]), 0.5)).toEqual([2]);
+  });
 });
 
 describe('groundingLoss', () => {
@@ -88,6 +106,8 @@ describe('groundTargetBatch', () => {
       [1, 0, 1, 1, 1, 0, 0, 0, 1, 0],
       [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     ]);
+    // The tap pointer's targets at radius 0: the patch under the tap and the text item under it.
+    expect(groundTargetBatch([type, tap, swipe], { screen, texts, layouts }, [], 0).arraySync()[1]).toEqual([0, 0, 1, 0, 0, 0, 0, 0, 1, 0]);
     tf.dispose([screen, ...Object.values(texts)]);
   });
 });

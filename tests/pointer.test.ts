@@ -142,6 +142,13 @@ describe('the tap pointer in the model', () => {
     const loss = (b: typeof batch, pointer: number) => tf.tidy(() => model.loss(b, false, { ground: 1, refer: 0, pointer }).dataSync()[0]!);
     expect(loss({ ...batch, ...extra }, 0)).toBe(loss({ ...batch, groundTargets: extra.groundTargets }, 1));
     expect(loss({ ...batch, ...extra }, 1)).toBeGreaterThan(loss({ ...batch, ...extra }, 0));
+    // Its own targets (train --pointer-radius), when given, replace the grounding loss's for the pointer alone.
+    const same = tf.clone(extra.groundTargets);
+    const other = tf.tensor2d([[0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0]]);
+    expect(loss({ ...batch, ...extra, pointTargets: same }, 1)).toBe(loss({ ...batch, ...extra }, 1));
+    expect(loss({ ...batch, ...extra, pointTargets: other }, 1)).not.toBe(loss({ ...batch, ...extra }, 1));
+    expect(loss({ ...batch, ...extra, pointTargets: other }, 0)).toBe(loss({ ...batch, ...extra }, 0));
+    tf.dispose([same, other]);
     const e = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen);
     const probs = model.pointTaps(tf.ones([2, 16]) as tf.Tensor2D, e, batch.inputMask);
     expect(probs.shape).toEqual([2, 6]);

@@ -157,6 +157,18 @@ describe('train', () => {
     expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
+  it('the tap pointer learns on the patch under the tap by default (--pointer-radius 0); radius 1 trains other weights', async () => {
+    const cell = await train(opts('radius-0', { epochs: 1 }));
+    await train(opts('radius-1', { epochs: 1, pointerRadius: 1 }));
+    expect(DEFAULT_TRAIN.pointerRadius).toBe(0);
+    const meta = JSON.parse(readFileSync(join(cell.checkpoint, 'config.json'), 'utf8'));
+    expect(meta.model.tapPointer).toBe(true);
+    expect(meta.training.pointerRadius).toBe(0);
+    const a = readFileSync(join(root, 'radius-0', 'last', 'model.safetensors'));
+    const b = readFileSync(join(root, 'radius-1', 'last', 'model.safetensors'));
+    expect(Buffer.compare(a, b)).not.toBe(0);
+  });
+
   it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
     await expect(train(opts('typo', { subsetFraction: { wbe: 3 } }))).rejects.toThrow(/--subset-fraction.*no subset 'wbe'/s);
   });

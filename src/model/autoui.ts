@@ -32,6 +32,8 @@ export interface AutoUiBatch {
   labels: tf.Tensor2D;
   /** [B, S] float32 1 on the screen tokens (S = P patches + N text items) around a gold tap (grounding.ts); omitted = no grounding loss. */
   groundTargets?: tf.Tensor2D;
+  /** [B, S] the tap pointer's targets, as groundTargets but nearer the tap (train --pointer-radius); omitted = groundTargets. */
+  pointTargets?: tf.Tensor2D;
   /** Referring phrases of the screens (train/referring.ts); omitted = no referring loss. */
   refer?: ReferringRows;
   /** [B] int32: the decoder position whose state points at a tap's target (its input is the tap's type token; codec.tapStep), 0 on rows without a tap; omitted = no pointer loss. */
@@ -244,7 +246,7 @@ export class AutoUiModel {
       const atTap = batch.tapAt && (tf.sum(tf.mul(hidden, tf.expandDims(tf.oneHot(tf.cast(batch.tapAt, 'int32'), hidden.shape[1]), 2)), 1) as tf.Tensor2D); // [B, d]
       if (this.config.tapPointer && atTap && batch.groundTargets && weights.pointer) {
         const probs = this.pointTaps(atTap, { attention, keys: keys.keys, keyMask: keys.mask }, batch.inputMask);
-        total = tf.add(total, tf.mul(weights.pointer, groundingLoss(tf.expandDims(probs, 1) as tf.Tensor3D, tf.ones([probs.shape[0], 1]), batch.groundTargets)));
+        total = tf.add(total, tf.mul(weights.pointer, groundingLoss(tf.expandDims(probs, 1) as tf.Tensor3D, tf.ones([probs.shape[0], 1]), batch.pointTargets ?? batch.groundTargets)));
       }
       if (this.config.tapOffset && atTap && batch.tapOffsets && weights.offset) {
         total = tf.add(total, tf.mul(weights.offset, offsetLoss(this.offsetTaps(atTap, keys.keys, batch.tapOffsets.patch), batch.tapOffsets)));

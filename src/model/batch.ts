@@ -212,22 +212,23 @@ export function screenTokenCount(s: Pick<ScreenBatch, 'screen' | 'texts'>): numb
 }
 
 /**
- * The screen tokens a tap names, as indices into [patches ; texts]: patches around it, text items
- * under it, and the label of an icon under it (`icons`: the screen's untexted boxes).
+ * The screen tokens a tap names, as indices into [patches ; texts]: patches within `radius` patches
+ * of it (groundingPatches), text items under it, and the label of an icon under it (`icons`: the
+ * screen's untexted boxes).
  */
-export function tapTargets(tap: AitwAction, layout: ScreenLayout, icons: readonly Box[] = []): number[] {
+export function tapTargets(tap: AitwAction, layout: ScreenLayout, icons: readonly Box[] = [], radius = 1): number[] {
   if (!isTapAction(tap)) return [];
   const P = patchTokens(layout);
   const texts = new Set([...groundingTexts(tap.touch_yx, layout.texts), ...groundingLabels(tap.touch_yx, icons, layout.texts)]);
-  return [...groundingPatches(tap.touch_yx, layout.patches), ...[...texts].map((i) => P + i)];
+  return [...groundingPatches(tap.touch_yx, layout.patches, radius), ...[...texts].map((i) => P + i)];
 }
 
-/** [B, S] grounding targets: 1 on the screen tokens around each gold tap, rows of other actions all 0; `icons[b]`: screen b's untexted boxes. */
-export function groundTargetBatch(actions: readonly AitwAction[], screens: ScreenBatch, icons: readonly (readonly Box[])[] = []): tf.Tensor2D {
+/** [B, S] grounding targets: 1 on the screen tokens around each gold tap (tapTargets), rows of other actions all 0; `icons[b]`: screen b's untexted boxes. */
+export function groundTargetBatch(actions: readonly AitwAction[], screens: ScreenBatch, icons: readonly (readonly Box[])[] = [], radius = 1): tf.Tensor2D {
   const S = screenTokenCount(screens);
   const data = new Float32Array(actions.length * S);
   actions.forEach((a, b) => {
-    for (const k of tapTargets(a, screens.layouts![b]!, icons[b])) data[b * S + k] = 1;
+    for (const k of tapTargets(a, screens.layouts![b]!, icons[b], radius)) data[b * S + k] = 1;
   });
   return tf.tensor2d(data, [actions.length, S]);
 }

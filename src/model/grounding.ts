@@ -17,18 +17,21 @@ import type { PatchLayout } from '../screen/vision/encoder.js';
  */
 
 /**
- * Patches whose centre lies within one patch of the tap, in patch units (the patch under the tap and
- * up to four neighbours): a target straddling patch borders is covered whichever side it is on.
- * Row-major indices into the layout's grid; padding patches never count.
+ * The patch under the tap and the patches whose centre lies within `radius` patches of it (row-major
+ * indices into the layout's grid; padding patches never count). The grounding loss uses radius 1 (the
+ * patch under the tap and up to four neighbours): a target straddling patch borders is covered
+ * whichever side it is on. Radius 0 is the patch under the tap alone; radii above 1 reach no further.
  */
-export function groundingPatches(tap: YX, layout: PatchLayout): number[] {
+export function groundingPatches(tap: YX, layout: PatchLayout, radius = 1): number[] {
   const y = tap[0] / layout.rowHeight;
   const x = tap[1] / layout.colWidth;
   const cols = layout.grid[1];
+  // A tap on the screen's last edge (y or x = 1) is on the last row or column.
+  const [row, col] = [Math.min(layout.rows - 1, Math.floor(y)), Math.min(layout.cols - 1, Math.floor(x))];
   const out: number[] = [];
-  for (let r = Math.max(0, Math.floor(y) - 1); r <= Math.min(layout.rows - 1, Math.floor(y) + 1); r++) {
-    for (let c = Math.max(0, Math.floor(x) - 1); c <= Math.min(layout.cols - 1, Math.floor(x) + 1); c++) {
-      if ((y - r - 0.5) ** 2 + (x - c - 0.5) ** 2 <= 1) out.push(r * cols + c);
+  for (let r = Math.max(0, row - 1); r <= Math.min(layout.rows - 1, row + 1); r++) {
+    for (let c = Math.max(0, col - 1); c <= Math.min(layout.cols - 1, col + 1); c++) {
+      if ((r === row && c === col) || (y - r - 0.5) ** 2 + (x - c - 0.5) ** 2 <= radius ** 2) out.push(r * cols + c);
     }
   }
   return out;

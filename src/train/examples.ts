@@ -13,6 +13,8 @@ import type { Example } from './relabel.js';
 export interface BatchExtras {
   /** Add the tap targets of the grounding loss. */
   grounding?: boolean;
+  /** Add the tap pointer's own targets, the patches within this many patches of each gold tap (when it is not the grounding loss's 1). */
+  pointerRadius?: number;
   /** Add `perRow` referring phrases per screen (referring.ts), drawn by `rng`. */
   refer?: { phrases: readonly (readonly ReferringPhrase[])[]; perRow: number; rng: Rng };
   /** Add the decoder positions the tap pointer reads (codec.tapStep of each target). */
@@ -42,8 +44,10 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   const S = screenTokenCount(screens);
   const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
   const copy = extras.copy && copyBatch(examples, extras.copy);
+  const targets = (radius: number) => groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row)), radius);
   return {
-    ...(extras.grounding && layouts ? { groundTargets: groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row))) } : {}),
+    ...(extras.grounding && layouts ? { groundTargets: targets(1) } : {}),
+    ...(extras.pointerRadius !== undefined && extras.pointerRadius !== 1 && layouts ? { pointTargets: targets(extras.pointerRadius) } : {}),
     ...(refer && layouts ? { refer: referringBatch(examples.map((ex) => refer.phrases[ex.row]!), refer.perRow, S, padId, refer.rng, texts) } : {}),
     ...(extras.offsets && layouts ? { tapOffsets: offsetTargetBatch(offsetTargets(examples.map((ex) => (isTapAction(ex.action) ? ex.action.touch_yx : null)), layouts)) } : {}),
     ...(extras.tapStep ? { tapAt: tf.tensor1d(examples.map((ex) => Math.max(0, extras.tapStep!(ex.target))), 'int32') } : {}),
@@ -72,5 +76,5 @@ function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps 
 
 export function disposeBatch(b: AutoUiBatch): void {
   disposeScreenBatch({ screen: b.screen, screenMask: b.screenMask, texts: b.texts, layouts: null });
-  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : []), ...(b.tapOffsets ? Object.values(b.tapOffsets) : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.pointTargets ? [b.pointTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : []), ...(b.tapOffsets ? Object.values(b.tapOffsets) : [])]);
 }

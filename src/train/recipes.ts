@@ -44,6 +44,11 @@ export interface TrainRecipe {
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;
   /**
+   * The tap pointer learns to pick the patch under the gold tap and the patches whose centre lies within
+   * this many patches of it (0–1; the grounding loss's own targets reach 1), or a text item under it.
+   */
+  pointerRadius: number;
+  /**
    * Weight of the tap offset's loss (model/tap_offset.ts; needs the pointer); 0 = no offset head, taps at the
    * pointed patch's centre. Only the head learns from it, and Adam's steps do not depend on a loss's scale, so the
    * weight only sets its share of the global gradient norm that clipping divides by (0.01 keeps it negligible).
@@ -75,6 +80,9 @@ const COMMON = {
   relabelRate: 0.25,
   retypeRate: 0,
   pointerWeight: 1,
+  // The patch under the gold tap alone: at radius 1 the pointer was paid as much for a neighbour, and on an empty
+  // 21-px search field one patch row off misses it (README Results).
+  pointerRadius: 0,
   // Off: on three seeds the head put 0.5 points more synthetic taps on their element but moved no live task (README Results).
   offsetWeight: 0,
   copyPointer: true,
