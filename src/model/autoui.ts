@@ -81,7 +81,7 @@ export interface AuxLossWeights {
   ground: number;
   /** Referring phrases (train/referring.ts). */
   refer: number;
-  /** The decoder's tap pointer (pointer.ts), on the grounding loss's targets; absent = 0. */
+  /** The decoder's tap pointer (pointer.ts), on the batch's pointTargets (else the grounding loss's targets); absent = 0. */
   pointer?: number;
   /** Where in a pointed patch the tap lands (tap_offset.ts); absent = 0. */
   offset?: number;
