@@ -220,7 +220,7 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
   const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table), { maxWords: opts.vocabWords });
   const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
-  // The pointer learns on the grounding loss's targets, which need a patch grid.
+  // The pointer learns on tap targets read off a patch grid (grounding.ts), and with the grounding loss's attention as its prior.
   const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
   const tapOffset = tapPointer && opts.offsetWeight > 0;
   const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer: opts.copyPointer && codec.config.copyText };
