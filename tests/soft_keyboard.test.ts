@@ -5,17 +5,12 @@
  * it, and the closed-loop environment shows the same keyboard, still types into the field, and
  * closes the keyboard on BACK.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CHROMIUM, launchChromium, phoneContext, PhoneScreen } from '../src/data/web/browser.js';
+import { DEFAULT_CHROMIUM, type PhoneScreen } from '../src/data/web/browser.js';
 import { Recorder } from '../src/data/web/recorder.js';
 import { ActionType, type UiAnnotations } from '../src/data/types.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
+import { openPhonePages, type PhonePages } from './helpers/phone_pages.js';
 import { pixelAt } from './helpers/screens.js';
 
 const DEVICE = { name: 'test-phone', width: 360, height: 640, dpr: 1 };
@@ -27,26 +22,19 @@ const PAGES: Record<string, string> = {
   'desktop.html': `<!doctype html><html><body style="margin:0;background:#fff">${BODY}<div style="height:3000px"></div></body></html>`,
 };
 
-let dir: string;
-let browser: Browser;
-let ctx: BrowserContext;
+let phone: PhonePages;
 let screen: PhoneScreen;
 
 beforeAll(async () => {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh --test)`);
-  dir = await mkdtemp(join(tmpdir(), 'autoui-keyboard-'));
-  for (const [f, html] of Object.entries(PAGES)) await writeFile(join(dir, f), html);
-  browser = await launchChromium();
-  ctx = await phoneContext(browser, { device: DEVICE, colorScheme: 'light' });
-  screen = await PhoneScreen.open(ctx, 1);
+  phone = await openPhonePages(PAGES, DEVICE, 'autoui-keyboard-');
+  screen = phone.screen;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await phone?.close();
 });
 
-const url = (f: string): string => pathToFileURL(join(dir, f)).href;
+const url = (f: string): string => phone.url(f);
 const KEYS = 'qwertyuiopasdfghjklzxcvbnm'.split('');
 
 /** The annotated single-letter keys, with their boxes (y, x, h, w). */

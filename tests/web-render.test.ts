@@ -3,15 +3,9 @@
  * and the screenshot, gold taps land inside their targets, navigation follows shortest paths, and
  * a recorded scroll-to-find replays in the closed-loop environment.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CHROMIUM, launchChromium, phoneContext, PhoneScreen, type Shot } from '../src/data/web/browser.js';
+import { phoneContext, PhoneScreen, type Shot } from '../src/data/web/browser.js';
 import { inReach, isTaskPage, shortestPaths } from '../src/data/web/graph.js';
 import { groundTask, navigateTask, scrollTask } from '../src/data/web/link_tasks.js';
 import { Recorder } from '../src/data/web/recorder.js';
@@ -19,6 +13,7 @@ import { ChromiumEnv } from '../src/env/chromium.js';
 import { siteModel, type SiteModel } from '../src/data/web/site_model.js';
 import { ActionType, type Box } from '../src/data/types.js';
 import { Rng } from '../src/util/rng.js';
+import { openPhonePages, type PhonePages } from './helpers/phone_pages.js';
 import { pixelAt } from './helpers/screens.js';
 
 const DEVICE = { name: 'test-phone', width: 360, height: 640, dpr: 1 };
@@ -43,27 +38,21 @@ const PAGES: Record<string, string> = {
   'wide.html': page('Wide', `<main><div style="width:900px"><a href="two.html">Near link</a><a href="three.html" style="margin-left:600px">Offscreen link</a></div></main>`),
 };
 
-let dir: string;
-let browser: Browser;
-let ctx: BrowserContext;
+let phone: PhonePages;
 let screen: PhoneScreen;
 let site: SiteModel;
 
 beforeAll(async () => {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh --test)`);
-  dir = await mkdtemp(join(tmpdir(), 'autoui-web-render-'));
-  for (const [f, html] of Object.entries(PAGES)) await writeFile(join(dir, f), html);
-  browser = await launchChromium();
-  ctx = await phoneContext(browser, { device: DEVICE, colorScheme: 'light' });
-  screen = await PhoneScreen.open(ctx, 1);
-  site = await siteModel({ site: 'tiny', kind: 'manual', label: 'Tiny', pagesDir: dir, start: 'index.html', sphinx: false });
+  phone = await openPhonePages(PAGES, DEVICE, 'autoui-web-render-');
+  screen = phone.screen;
+  site = await siteModel({ site: 'tiny', kind: 'manual', label: 'Tiny', pagesDir: phone.dir, start: 'index.html', sphinx: false });
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await phone?.close();
 });
 
-const url = (f: string): string => pathToFileURL(join(dir, f)).href;
+const url = (f: string): string => phone.url(f);
 
 /** DOM rects of an element's text lines (or of the element), normalised like annotations. */
 async function domBoxes(selector: string, lines: boolean): Promise<Box[]> {
@@ -123,7 +112,7 @@ describe('screens and annotations', () => {
   });
 
   it("a page lays out at the device's pixel ratio even when its screens are captured at a smaller one", async () => {
-    const c = await phoneContext(browser, { device: { name: 'dpr-3', width: 360, height: 640, dpr: 3 }, colorScheme: 'light' });
+    const c = await phoneContext(phone.browser, { device: { name: 'dpr-3', width: 360, height: 640, dpr: 3 }, colorScheme: 'light' });
     try {
       const small = await PhoneScreen.open(c, 1);
       await small.goto(url('index.html'));
