@@ -44,7 +44,9 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   const S = screenTokenCount(screens);
   const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
   const copy = extras.copy && copyBatch(examples, extras.copy);
-  const targets = (radius: number) => groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, examples.map((ex) => iconsOf(split, ex.row)), radius);
+  // The grounding loss and the tap pointer may both want targets: the screens' icons are listed once, when first asked.
+  let icons: Box[][] | undefined;
+  const targets = (radius: number) => groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, (icons ??= examples.map((ex) => iconsOf(split, ex.row))), radius);
   return {
     ...(extras.grounding && layouts ? { groundTargets: targets(1) } : {}),
     ...(extras.pointerRadius !== undefined && extras.pointerRadius !== 1 && layouts ? { pointTargets: targets(extras.pointerRadius) } : {}),
