@@ -145,6 +145,48 @@ describe('copying typed text from the goal', () => {
     );
   });
 
+  it('names the goal position each typed id comes from, and the position after the run', () => {
+    const goal = 'search for zyxq hotels in paris';
+    const goalIds = codec.goalIds(codec.encodeInput(goal, []));
+    const textOf = (text: string): number[] => {
+      const t = codec.encodeTarget([ActionType.TYPE], typed(text), goal);
+      return t.slice(t.indexOf(codec.actId) + 2, -1);
+    };
+    const zyxq = tok.encodeText(' zyxq').length;
+    // " zyxq" starts at goal position 2 (after " search", " for"); "hotels in" follows it.
+    const found = codec.copyPositions(goalIds, textOf('zyxq hotels in'));
+    expect(found).toEqual({ at: Array.from({ length: zyxq + 2 }, (_, k) => 2 + k), end: 2 + zyxq + 2 });
+    // A run ending the goal ends at the goal's length; every id named is the goal's id there.
+    const last = codec.copyPositions(goalIds, textOf('in paris'))!;
+    expect(last.end).toBe(goalIds.length);
+    expect(last.at.map((p) => goalIds[p])).toEqual(textOf('in paris'));
+    // A re-cased byte-spelled word: the id of its capital differs from the goal's (−1), the rest are the goal's.
+    const cased = textOf('Zyxq');
+    expect(codec.copyPositions(goalIds, cased)!.at).toEqual(cased.map((id, k) => (id === goalIds[2 + k] ? 2 + k : -1)));
+    expect(cased.filter((id, k) => id !== goalIds[2 + k])).toHaveLength(1);
+    // Not a run of whole pieces: nothing to teach.
+    expect(codec.copyPositions(goalIds, tok.encodeText('paris hotels'))).toBeNull();
+    expect(codec.copyPositions(goalIds, [])).toBeNull();
+  });
+
+  it('every run of the goal\'s pieces as written is found at its own positions (random runs)', () => {
+    const words = ['search', 'for', 'Hotels', 'in', 'PARIS', 'zyxq', 'Denver', '12', 'inch', 'pizza', 'Straße'];
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.nat(), fc.nat(), (goalWords, a, n) => {
+        const goalIds = codec.goalIds(codec.encodeInput(goalWords.join(' '), []));
+        const pieces = codec.copyPieces(goalIds);
+        const first = a % pieces.length;
+        const stop = first + 1 + (n % (pieces.length - first));
+        const offset = (j: number): number => pieces.slice(0, j).reduce((s, p) => s + p[0]!.length, 0);
+        const run = goalIds.slice(offset(first), offset(stop));
+        const found = codec.copyPositions(goalIds, run)!;
+        // Words are unique, so the first run that spells it is this one.
+        expect(found.at).toEqual(run.map((_, k) => offset(first) + k));
+        expect(found.end).toBe(offset(stop));
+      }),
+    );
+  });
+
   it('old checkpoints (no copyText in their codec) keep generating freely', () => {
     const json = codec.toJSON();
     const { copyText: _, ...old } = json.config;

@@ -9,7 +9,7 @@ import { goalMaskBatch, inputBatch, padIds } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { modelConfig } from '../src/model/config.js';
 import { TargetConstraint } from '../src/model/constrained.js';
-import { copyLogProbs, copyLoss, type CopySource, type CopyWeights } from '../src/model/copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, type CopySource, type CopyWeights } from '../src/model/copy.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import '../src/model/register_gradients.js';
 import { disposeBatch, microConfig, randomBatch, rng } from './model_fixtures.js';
@@ -82,6 +82,17 @@ describe('copyLoss', () => {
   });
 });
 
+describe('copyPositionLoss', () => {
+  it('sums −log of the pointer at each known position and of its stop: shut on copied ids, open at the end', () => {
+    const a = [[[0.6, 0.3, 0.1], [0.2, 0.1, 0.7], [0.3, 0.3, 0.4]]];
+    const s = [0.1, 0.4, 0.9];
+    const pointing = { a: tf.tensor3d(a), stop: tf.tensor3d([s.map((v) => [v])]) };
+    // Step 0 copies position 0, step 1 ends at position 2, step 2 has no known position.
+    const v = copyPositionLoss(pointing, tf.tensor2d([[0, 2, -1]], [1, 3], 'int32'), tf.tensor2d([[0, 1, 0]], [1, 3], 'int32')).dataSync()[0]!;
+    expect(v).toBeCloseTo(-(Math.log(0.6) + Math.log(1 - 0.1)) - (Math.log(0.7) + Math.log(0.9)), 4);
+  });
+});
+
 describe('the copy pointer in the model', () => {
   it('without text steps the loss is the plain model\'s; with them it differs and trains W_c (zero at first)', () => {
     const plain = new AutoUiModel(microConfig(), 5);
@@ -100,6 +111,13 @@ describe('the copy pointer in the model', () => {
     const loss = (m: AutoUiModel, b: typeof batch) => tf.tidy(() => m.loss(b, false).dataSync()[0]!);
     expect(loss(model, { ...batch, copy: none })).toBeCloseTo(loss(plain, batch), 5);
     expect(loss(model, { ...batch, copy: some })).not.toBeCloseTo(loss(plain, batch), 3);
+    // Known positions add weight × L_pos (linear in the weight); without a weight they change nothing.
+    const at = tf.tensor2d([[-1, -1, 0, 3], [-1, -1, -1, 2]], [2, 4], 'int32');
+    const weighted = (w: number) => tf.tidy(() => model.loss({ ...batch, copy: { ...some, at } }, false, { ground: 0, refer: 0, copy: w }).dataSync()[0]!);
+    expect(weighted(0)).toBeCloseTo(loss(model, { ...batch, copy: some }), 5);
+    expect(weighted(1)).toBeGreaterThan(weighted(0) + 1e-3);
+    expect(weighted(2) - weighted(0)).toBeCloseTo(2 * (weighted(1) - weighted(0)), 4);
+    at.dispose();
     const { grads } = tf.variableGrads(() => model.loss({ ...batch, copy: some }, true), [w]);
     expect(tf.abs(Object.values(grads)[0]!).sum().dataSync()[0]).toBeGreaterThan(0);
     tf.dispose([...Object.values(grads), none.steps, some.steps, goal]);

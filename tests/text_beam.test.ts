@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 
 const goal = 'install amazon shopping app';
-const codec = new ActionCodec(buildWordTokenizer([goal, goal], { minCount: 1 }), { copyText: true });
+// " prime" is a vocabulary word the goal does not hold.
+const codec = new ActionCodec(buildWordTokenizer([goal, goal, 'buy prime', 'buy prime'], { minCount: 1 }), { copyText: true });
 const constraint = new TargetConstraint(codec);
 const V = constraint.vocabSize;
 const id = (text: string): number => {
@@ -30,13 +31,33 @@ const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.
  * Greedy types "shopping" (mean log-prob −0.40); "amazon shopping" has the better mean (−0.34).
  */
 function scripted(): IncrementalDecoder<number[][]> {
-  const next = (seen: readonly number[]): Map<number, number> => {
-    const text = seen.slice(prefix.length + 1);
-    if (seen.length <= prefix.length) return new Map([[[codec.eosId, ...prefix][seen.length] ?? codec.eosId, 1]]);
-    const last = text[text.length - 1];
+  return scriptedBy((last) => {
     if (last === undefined) return new Map([[id(' shopping'), 0.5], [id(' amazon'), 0.4], [id(' app'), 0.1]]);
     if (last === id(' amazon')) return new Map([[id(' shopping'), 0.99], [codec.eosId, 0.01]]);
     return new Map([[codec.eosId, 0.9], [id(' app'), 0.1]]);
+  });
+}
+
+/**
+ * A decoder sure of a text the goal lacks: " amazon" 0.95, then " prime" 0.97 (" shopping" 0.02), then
+ * eos. The copy can only type "amazon shopping" (mean log-prob over its own ids −0.17); free of it,
+ * "amazon prime" has −0.03.
+ */
+function outsideTheGoal(): IncrementalDecoder<number[][]> {
+  return scriptedBy((last) => {
+    if (last === undefined) return new Map([[id(' amazon'), 0.95], [id(' shopping'), 0.05]]);
+    if (last === id(' amazon')) return new Map([[id(' prime'), 0.97], [id(' shopping'), 0.02], [codec.eosId, 0.01]]);
+    if (last === id(' prime')) return new Map([[codec.eosId, 0.99], [id(' app'), 0.01]]);
+    return new Map([[codec.eosId, 0.9], [id(' app'), 0.1]]);
+  });
+}
+
+/** A decoder whose next-token probabilities depend only on the last text token emitted (undefined before the first). */
+function scriptedBy(byLast: (last: number | undefined) => Map<number, number>): IncrementalDecoder<number[][]> {
+  const next = (seen: readonly number[]): Map<number, number> => {
+    if (seen.length <= prefix.length) return new Map([[[codec.eosId, ...prefix][seen.length] ?? codec.eosId, 1]]);
+    const text = seen.slice(prefix.length + 1);
+    return byLast(text[text.length - 1]);
   };
   return {
     config: { decoderStartTokenId: 0, padTokenId: 0, vocabSize: V },
@@ -59,10 +80,10 @@ function scripted(): IncrementalDecoder<number[][]> {
   };
 }
 
-const typedBy = (width: number): string => {
+const typedBy = (width: number, model = scripted()): string => {
   const goalIds = codec.tokenizer.encodeText(goal);
   const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
-  const [ids] = beamTypedText(scripted(), constraint, codec, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
+  const [ids] = beamTypedText(model, constraint, codec, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
   const d = codec.decodeTarget(ids!);
   if (!d.ok) throw new Error(d.error);
   return d.action.typed_text;
@@ -76,6 +97,11 @@ describe('beamTypedText', () => {
   it('a wider beam types the run with the better mean log-probability per token', () => {
     expect(typedBy(2)).toBe('amazon shopping');
     expect(typedBy(4)).toBe('amazon shopping');
+  });
+
+  it('a wider beam also weighs texts the goal does not hold; width 1 only copies', () => {
+    expect(typedBy(1, outsideTheGoal())).toBe('amazon shopping');
+    expect(typedBy(4, outsideTheGoal())).toBe('amazon prime');
   });
 
   it('refuses a prefix that does not end at a TYPE action', () => {

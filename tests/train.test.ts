@@ -169,6 +169,18 @@ describe('train', () => {
     expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
+  it('the copy pointer learns positions only when asked (--copy-position-weight), and records the weight', async () => {
+    await train(opts('copy-mixture', { epochs: 1 }));
+    const on = await train(opts('copy-positions', { epochs: 1, copyPositionWeight: 1 }));
+    expect(DEFAULT_TRAIN.copyPositionWeight).toBe(0);
+    const meta = JSON.parse(readFileSync(join(on.checkpoint, 'config.json'), 'utf8'));
+    expect(meta.model.copyPointer).toBe(true);
+    expect(meta.training.copyPositionWeight).toBe(1);
+    const a = readFileSync(join(root, 'copy-positions', 'last', 'model.safetensors'));
+    const b = readFileSync(join(root, 'copy-mixture', 'last', 'model.safetensors'));
+    expect(Buffer.compare(a, b)).not.toBe(0);
+  });
+
   it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
     await expect(train(opts('typo', { subsetFraction: { wbe: 3 } }))).rejects.toThrow(/--subset-fraction.*no subset 'wbe'/s);
   });

@@ -23,6 +23,7 @@ export const RECIPE_FLAGS = {
   pointerWeight: ['--pointer-weight <w>', 'pointerWeight', "weight of the decoder tap pointer's loss (0 = no pointer: taps from the screen attention)", floatOption('--pointer-weight', 0)],
   pointerRadius: ['--pointer-radius <r>', 'pointerRadius', 'the tap pointer learns to pick the patch under the gold tap and those within r patches of it (0–1)', floatOption('--pointer-radius', 0)],
   offsetWeight: ['--offset-weight <w>', 'offsetWeight', "weight of the tap offset's loss: where in the pointed patch a tap lands (0 = the patch's centre)", floatOption('--offset-weight', 0)],
+  copyPositionWeight: ['--copy-position-weight <w>', 'copyPositionWeight', "weight of the copy pointer's position loss: where in the goal each typed id comes from (0 = the copy mixture's loss alone)", floatOption('--copy-position-weight', 0)],
   relabel: ['--relabel <rate>', 'relabelRate', 'share of training rows swapped, step by step, for a "tap X" task naming a text of their own screen (0 = off)', floatOption('--relabel', 0)],
   retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype', 0)],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],

@@ -5,7 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { copyLogProbs, copyLoss, type CopySource, type CopyWeights } from './copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, pointCopy, type CopyPointing, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
 import { offsetLoss, tapOffsets, type OffsetTargets, type OffsetWeights } from './tap_offset.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
@@ -50,6 +50,8 @@ export interface CopySteps {
   steps: tf.Tensor2D;
   /** [B, L] 1 on the goal's input tokens (codec.goalIds), which a text may copy. */
   goal: tf.Tensor2D;
+  /** [B, T] int32 at the text steps: the goal position the label comes from, or after the run at its eos (codec.copyPositions); −1 where none is known. Omitted = no position loss. */
+  at?: tf.Tensor2D;
 }
 
 /** K phrases per screen: rows b·K .. b·K + K − 1 belong to screen b of the batch. */
@@ -85,6 +87,8 @@ export interface AuxLossWeights {
   pointer?: number;
   /** Where in a pointed patch the tap lands (tap_offset.ts); absent = 0. */
   offset?: number;
+  /** The copy pointer's positions (copy.ts, copyPositionLoss), on the batch's copy.at; absent = 0. */
+  copy?: number;
 }
 
 /** The encoder side as decoding needs it: H_fuse, λ and the attention (Fusion), and the screen tokens the interaction read. */
@@ -237,7 +241,15 @@ export class AutoUiModel {
       const perToken = tokenCrossEntropy(tf.reshape(logits, [b * t, v]), ceLabels, IGNORE_INDEX);
       const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
       let summed = tf.sum(perToken) as tf.Scalar;
-      if (copy) summed = tf.add(summed, copyLoss(this.copyLogProbs(hidden, logits, { keys: hFuse, ids: batch.inputIds, goal: copy.goal }), labels, copy.steps));
+      if (copy) {
+        const source = { keys: hFuse, ids: batch.inputIds, goal: copy.goal };
+        const pointing = pointCopy(hidden, source, this.copyWeights());
+        summed = tf.add(summed, copyLoss(this.copyLogProbs(hidden, logits, source, pointing), labels, copy.steps));
+        if (copy.at && weights.copy) {
+          const ends = tf.mul(tf.cast(copy.steps, 'int32'), tf.cast(tf.equal(labels, this.config.eosTokenId), 'int32')) as tf.Tensor2D;
+          summed = tf.add(summed, tf.mul(weights.copy, copyPositionLoss(pointing, copy.at, ends)));
+        }
+      }
       let total = tf.div(summed, count) as tf.Scalar;
       if (batch.groundTargets && weights.ground !== 0) {
         total = tf.add(total, tf.mul(weights.ground, groundingLoss(attention, batch.inputMask, batch.groundTargets)));
@@ -307,15 +319,16 @@ export class AutoUiModel {
 
   /**
    * log p [R, T, V] of the copy pointer's mixture (copy.ts) for decoder states `hidden` [R, T, d]
-   * and their vocabulary logits, row r copying from row r of `source`.
+   * and their vocabulary logits, row r copying from row r of `source` (pointed by `pointing` when given).
    */
-  copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D {
+  copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource, pointing?: CopyPointing): tf.Tensor3D {
+    return copyLogProbs(hidden, logits, source, this.copyWeights(), this.config.eosTokenId, pointing);
+  }
+
+  private copyWeights(): CopyWeights {
     if (!this.config.copyPointer) throw new InputError('this model has no copy pointer (copyPointer is off)', 'copyLogProbs');
     const p = this.params;
-    const w: CopyWeights = {
-      pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias'),
-    };
-    return copyLogProbs(hidden, logits, source, w, this.config.eosTokenId);
+    return { pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias') };
   }
 
   /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */

@@ -316,6 +316,35 @@ export class ActionCodec {
   }
 
   /**
+   * Where a typed text's ids come from in the goal, for the copy pointer's position loss: the goal
+   * position of each id (−1 for an id a re-cased piece spells differently from the goal) and `end`, the
+   * position just after the run (the goal's length when the run ends the goal). The first run of whole
+   * pieces (copyPieces' casings) that spells `textIds`; null when none does (the text is not a run of
+   * the goal: it is written from the vocabulary).
+   */
+  copyPositions(goalIds: readonly number[], textIds: readonly number[]): { at: number[]; end: number } | null {
+    if (textIds.length === 0) return null;
+    const pieces = this.copyPieces(goalIds);
+    const offsets = [0];
+    for (const p of pieces) offsets.push(offsets[offsets.length - 1]! + p[0]!.length);
+    // Depth-first over the casings of pieces j, j + 1, … that spell textIds from k on.
+    const walk = (j: number, k: number): number[] | null => {
+      if (k === textIds.length) return [j];
+      for (const ids of pieces[j] ?? []) {
+        if (!ids.every((id, o) => textIds[k + o] === id)) continue;
+        const rest = walk(j + 1, k + ids.length);
+        if (rest) return [...ids.map((id, o) => (ids.length === pieces[j]![0]!.length && goalIds[offsets[j]! + o] === id ? offsets[j]! + o : -1)), ...rest];
+      }
+      return null;
+    };
+    for (let start = 0; start < pieces.length; start++) {
+      const found = walk(start, 0);
+      if (found) return { at: found.slice(0, -1), end: offsets[found[found.length - 1]!]! };
+    }
+    return null;
+  }
+
+  /**
    * The goal's pieces, each with its ids, encoded one by one exactly as encodeInput encodes the
    * goal (so a run of pieces is a run of the input's own ids), or null where piece-wise encoding
    * differs from the goal's encoding (never for words-v1; possible for other tokenizers).

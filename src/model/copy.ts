@@ -49,27 +49,67 @@ export interface CopySource {
 /** Keeps log p finite where both sides give a token nothing (a masked id, say). */
 const FLOOR = 1e-12;
 
-/**
- * log p [R, T, V] of the mixture above, for decoder states `hidden` [R, T, d] with their vocabulary
- * logits [R, T, V], row r copying from row r of the source; `eos` is the id a stop writes.
- */
-export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource, w: CopyWeights, eos: number): tf.Tensor3D {
+/** The pointer's half of the mixture: a [R, T, L] over each row's goal positions (and the one after) and s [R, L, 1]. */
+export interface CopyPointing {
+  a: tf.Tensor3D;
+  stop: tf.Tensor3D;
+}
+
+/** a_t,i and s_i above, for decoder states `hidden` [R, T, d], row r pointing into row r of the source. */
+export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeights): CopyPointing {
   return tf.tidy(() => {
     const [r, l, d] = source.keys.shape;
-    const v = logits.shape[2];
     const goal = tf.cast(source.goal, 'float32');
     const after = tf.relu(tf.sub(tf.pad(tf.slice(goal, [0, 0], [r, l - 1]), [[0, 0], [1, 0]]), goal)); // [R, L]: 1 just after the goal
     const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
     const q = dense(hidden, w.pointer); // [R, T, d]
     const scores = tf.add(tf.mul(tf.matMul(q, source.keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
     const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
-    const a = tf.softmax(scores); // [R, T, L]
+    return { a: tf.softmax(scores) as tf.Tensor3D, stop: stop as tf.Tensor3D };
+  });
+}
+
+/**
+ * log p [R, T, V] of the mixture above, for decoder states `hidden` [R, T, d] with their vocabulary
+ * logits [R, T, V], row r copying from row r of the source; `eos` is the id a stop writes. `pointing`
+ * is pointCopy's, when the caller has it already.
+ */
+export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource, w: CopyWeights, eos: number, pointing?: CopyPointing): tf.Tensor3D {
+  return tf.tidy(() => {
+    const v = logits.shape[2];
+    const { a, stop } = pointing ?? pointCopy(hidden, source, w);
     const copied = tf.mul(tf.sub(1, stop), tf.oneHot(tf.cast(source.ids, 'int32'), v).toFloat()); // [R, L, V]: position i → (1 − s_i)·[x_i]
     const eosColumn = tf.oneHot(tf.tensor1d([eos], 'int32'), v).toFloat(); // [1, V]
     const pCopy = tf.add(tf.matMul(a, copied), tf.mul(tf.matMul(a, stop), eosColumn)); // [R, T, V]
     const g = tf.sigmoid(dense(hidden, w.gate, w.gateBias)); // [R, T, 1]
     const p = tf.add(tf.mul(g, tf.softmax(logits)), tf.mul(tf.sub(1, g), pCopy));
     return tf.log(tf.add(p, FLOOR)) as tf.Tensor3D;
+  });
+}
+
+/**
+ * The position loss (our addition): where the goal says which position a typed id comes from
+ * (codec.copyPositions), the pointer is taught it directly, with its stop:
+ *   L_pos = −Σ_t [log a_t,p_t + log(1 − s_p_t)] over copied ids − Σ_t [log a_t,e + log s_e] over the eos steps,
+ * p_t the id's goal position, e the position after the run. Why: the mixture's loss pays the pointer
+ * only for what the vocabulary side does not already write, so a pointer trained on it alone need
+ * not learn where a query sits for words the vocabulary knows; on goals naming apps training never
+ * showed, it starts at the app's name or runs on past the query's end. Off in the recipes
+ * (`train --copy-position-weight`; measured in README Results). `at` [R, T] holds p_t, e or −1 (no
+ * position known: not a text step, a re-cased id, a text the goal does not hold); `ends` [R, T] is 1
+ * on eos steps.
+ */
+export function copyPositionLoss(pointing: CopyPointing, at: tf.Tensor2D, ends: tf.Tensor2D): tf.Scalar {
+  return tf.tidy(() => {
+    const l = pointing.a.shape[2];
+    const known = tf.cast(tf.greaterEqual(at, 0), 'float32'); // [R, T]
+    const target = tf.oneHot(tf.maximum(tf.cast(at, 'int32'), tf.scalar(0, 'int32')), l).toFloat(); // [R, T, L]
+    const pointed = tf.sum(tf.mul(pointing.a, target), 2); // a_t,p [R, T]
+    const s = tf.squeeze(tf.matMul(target, pointing.stop), [2]); // s_p [R, T]
+    const end = tf.cast(ends, 'float32');
+    const stopRight = tf.add(tf.mul(end, s), tf.mul(tf.sub(1, end), tf.sub(1, s)));
+    const perStep = tf.add(tf.log(tf.add(pointed, FLOOR)), tf.log(tf.add(stopRight, FLOOR)));
+    return tf.neg(tf.sum(tf.mul(perStep, known))) as tf.Scalar;
   });
 }
 

@@ -21,6 +21,8 @@ export interface BatchExtras {
   tapStep?: (target: readonly number[]) => number;
   /** Add the steps the copy pointer writes and the goal it copies from (copyPointer models). */
   copy?: ActionCodec;
+  /** With copy: add the goal position each typed id comes from (the copy pointer's position loss). */
+  copyPositions?: boolean;
   /** Add the patches around each gold tap and the tap's offset from each (tapOffset models). */
   offsets?: boolean;
 }
@@ -43,7 +45,7 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
   const { layouts, ...screens } = screenBatch(screenRows, split.table.encoder, padId);
   const S = screenTokenCount(screens);
   const texts = screens.texts && { screens: screenRows.map((s) => s.texts ?? EMPTY_TEXTS), items: screens.texts.mask.shape[1] };
-  const copy = extras.copy && copyBatch(examples, extras.copy);
+  const copy = extras.copy && copyBatch(examples, extras.copy, extras.copyPositions ?? false);
   // The grounding loss and the tap pointer may both want targets: the screens' icons are listed once, when first asked.
   let icons: Box[][] | undefined;
   const targets = (radius: number) => groundTargetBatch(examples.map((ex) => ex.action), { ...screens, layouts }, (icons ??= examples.map((ex) => iconsOf(split, ex.row))), radius);
@@ -64,19 +66,29 @@ export function makeBatch(split: EncodedSplit, examples: readonly Example[], pad
 }
 
 /**
- * The copy pointer's steps [B, T] (T as the padded labels) and goal mask [B, L] (L as the padded
- * inputs); undefined when no example types, as most batches: then no ops are spent on the pointer.
+ * The copy pointer's steps [B, T] (T as the padded labels), goal mask [B, L] (L as the padded inputs)
+ * and, with `positions`, the goal position of each text step's label (codec.copyPositions; −1 where
+ * none is known); undefined when no example types, as most batches: then no ops are spent on the pointer.
  */
-function copyBatch(examples: readonly Example[], codec: ActionCodec): CopySteps | undefined {
+function copyBatch(examples: readonly Example[], codec: ActionCodec, positions: boolean): CopySteps | undefined {
   const textSteps = examples.map((ex) => codec.textSteps(ex.target));
   if (textSteps.every((t) => t.length === 0)) return undefined;
   const len = Math.max(1, ...examples.map((ex) => ex.target.length));
   const steps = new Int32Array(examples.length * len);
-  textSteps.forEach((ts, b) => ts.forEach((t) => (steps[b * len + t] = 1)));
-  return { steps: tf.tensor2d(steps, [examples.length, len], 'int32'), goal: goalMaskBatch(examples.map((ex) => ex.input), codec) };
+  const at = new Int32Array(examples.length * len).fill(-1);
+  textSteps.forEach((ts, b) => {
+    ts.forEach((t) => (steps[b * len + t] = 1));
+    const found = positions && ts.length > 1 ? codec.copyPositions(codec.goalIds(examples[b]!.input), ts.slice(0, -1).map((t) => examples[b]!.target[t]!)) : null;
+    if (found) [...found.at, found.end].forEach((p, k) => (at[b * len + ts[k]!] = p));
+  });
+  return {
+    steps: tf.tensor2d(steps, [examples.length, len], 'int32'),
+    goal: goalMaskBatch(examples.map((ex) => ex.input), codec),
+    ...(positions ? { at: tf.tensor2d(at, [examples.length, len], 'int32') } : {}),
+  };
 }
 
 export function disposeBatch(b: AutoUiBatch): void {
   disposeScreenBatch({ screen: b.screen, screenMask: b.screenMask, texts: b.texts, layouts: null });
-  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.pointTargets ? [b.pointTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal] : []), ...(b.tapOffsets ? Object.values(b.tapOffsets) : [])]);
+  tf.dispose([b.inputIds, b.inputMask, b.labels, ...(b.groundTargets ? [b.groundTargets] : []), ...(b.pointTargets ? [b.pointTargets] : []), ...(b.refer ? Object.values(b.refer) : []), ...(b.tapAt ? [b.tapAt] : []), ...(b.copy ? [b.copy.steps, b.copy.goal, ...(b.copy.at ? [b.copy.at] : [])] : []), ...(b.tapOffsets ? Object.values(b.tapOffsets) : [])]);
 }

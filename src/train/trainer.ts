@@ -289,11 +289,11 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
     ...(model.config.tapPointer ? { pointerRadius: opts.pointerRadius } : {}),
     ...(run.phrases ? { refer: { phrases: run.phrases, perRow: opts.referPerRow, rng: Rng.from(opts.seed, 'refer', state.globalStep) } } : {}),
     ...(model.config.tapPointer ? { tapStep: (t: readonly number[]) => codec.tapStep(t) } : {}),
-    ...(model.config.copyPointer ? { copy: codec } : {}),
+    ...(model.config.copyPointer ? { copy: codec, copyPositions: opts.copyPositionWeight > 0 } : {}),
     ...(model.config.tapOffset ? { offsets: true } : {}),
   });
   model.setDropoutSeed(Rng.from(opts.seed, 'dropout', state.globalStep).int(0, 2 ** 31 - 1));
-  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight, pointer: opts.pointerWeight, offset: opts.offsetWeight }), [...run.weights.values()]);
+  const { value, grads } = tf.variableGrads(() => model.loss(batch, true, { ground: opts.groundWeight, refer: opts.referWeight, pointer: opts.pointerWeight, offset: opts.offsetWeight, copy: opts.copyPositionWeight }), [...run.weights.values()]);
   disposeBatch(batch);
   const loss = value.dataSync()[0]!;
   value.dispose();
@@ -370,9 +370,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
