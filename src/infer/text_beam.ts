@@ -104,6 +104,8 @@ function beamGroup<S>(
   const slots = starts.flatMap((s, i) => (width > 1 && s.copy ? [s, { ...s, copy: null }] : [s]).map((state) => ({ row: i, state })));
   let beams: Hypothesis[][] = slots.map(({ row, state }) => [{ ids: [], score: 0, state, at: row, row }]);
   const best: (Hypothesis | null)[] = slots.map(() => null);
+  const rowBest = (row: number): Hypothesis | null =>
+    best.reduce<Hypothesis | null>((a, h, k) => (h && slots[k]!.row === row && (!a || mean(h) > mean(a)) ? h : a), null);
   while (beams.some((b) => b.length > 0)) {
     beams = beams.map((beam, k) => {
       const grown = beam.flatMap((h) => {
@@ -117,8 +119,10 @@ function beamGroup<S>(
         if (id !== codec.eosId) kept.push(next);
         else if (!best[k] || mean(next) > mean(best[k]!)) best[k] = next;
       }
-      // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens.
-      return kept.filter((h) => !best[k] || h.score / longest > mean(best[k]!));
+      // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
+      // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).
+      const bar = rowBest(slots[k]!.row);
+      return kept.filter((h) => bar === null || h.score / longest > mean(bar));
     });
     const open = beams.flat();
     if (open.length === 0) break;
@@ -129,9 +133,9 @@ function beamGroup<S>(
   if (copy) disposeSource(copy);
   model.disposeDecoding(state);
   return rows.map((r, i) => {
-    const found = best.filter((h, k): h is Hypothesis => h !== null && slots[k]!.row === i);
-    if (found.length === 0) throw new Error(`beamTypedText: row ${r.batchRow} found no typed text that ends`);
-    return found.reduce((a, b) => (mean(b) > mean(a) ? b : a)).ids;
+    const found = rowBest(i);
+    if (!found) throw new Error(`beamTypedText: row ${r.batchRow} found no typed text that ends`);
+    return found.ids;
   });
 }
 

@@ -17,9 +17,10 @@ import { dense } from './layers.js';
  * a typed name ends is said by what follows it in the goal (" page", " app", " from"), not by the
  * name, so the stop is read off the position the pointer would copy next, s_i, which does not depend
  * on having seen the name. The vocabulary side writes a casing the goal lacks ("Yelp" for "install
- * yelp app") and, in training, what no run of the goal holds (".com" after "costco"), which the
- * copy constraint does not let decoding type. W_c, w_g, b_g, w_s and b_s start at zero: an
- * untrained pointer looks at the goal uniformly, the two sides weighted equally.
+ * yelp app") and what no run of the goal holds (".com" after "costco"), which decoding types only
+ * from the text beam's second beam, free of the copy constraint (infer/text_beam.ts). W_c, w_g,
+ * b_g, w_s and b_s start at zero: an untrained pointer looks at the goal uniformly, the two sides
+ * weighted equally.
  */
 
 /** The copy pointer's weights (params.ts). */
