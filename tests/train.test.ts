@@ -91,6 +91,9 @@ describe('train', () => {
     ...extra,
   });
 
+  /** The last weights of run `dir`. */
+  const modelFile = (dir: string) => readFileSync(join(root, dir, 'last', 'model.safetensors'));
+
   it('resuming an interrupted run gives exactly the weights of an uninterrupted one', async () => {
     const full = await train(opts('full'));
     expect(full.interrupted).toBe(false);
@@ -105,9 +108,7 @@ describe('train', () => {
     const rest = await train(opts('split', { resume: true }));
     expect(rest.state.globalStep).toBe(steps);
 
-    const a = readFileSync(join(root, 'full', 'last', 'model.safetensors'));
-    const b = readFileSync(join(root, 'split', 'last', 'model.safetensors'));
-    expect(Buffer.compare(a, b)).toBe(0);
+    expect(Buffer.compare(modelFile('full'), modelFile('split'))).toBe(0);
     const c = readFileSync(join(root, 'full', 'last', 'optimizer.safetensors'));
     const d = readFileSync(join(root, 'split', 'last', 'optimizer.safetensors'));
     expect(Buffer.compare(c, d)).toBe(0);
@@ -133,52 +134,43 @@ describe('train', () => {
     expect(all.state.history.map((h) => h.val !== undefined)).toEqual([true, true, true]);
     expect(last.state.history.map((h) => h.val !== undefined)).toEqual([false, false, true]);
     expect(last.state.history[2]!.val).toBe(all.state.history[2]!.val);
-    const weights = (dir: string) => readFileSync(join(root, dir, 'last', 'model.safetensors'));
-    expect(Buffer.compare(weights('val-all'), weights('val-last'))).toBe(0);
-    expect(readFileSync(join(root, 'val-last', 'best', 'model.safetensors'))).toEqual(weights('val-last'));
+    expect(Buffer.compare(modelFile('val-all'), modelFile('val-last'))).toBe(0);
+    expect(readFileSync(join(root, 'val-last', 'best', 'model.safetensors'))).toEqual(modelFile('val-last'));
   });
 
+  /** The default run of one epoch, trained once for the tests that set one option beside it. */
+  let plain: ReturnType<typeof train> | undefined;
+  const recorded = (checkpoint: string) => JSON.parse(readFileSync(join(checkpoint, 'config.json'), 'utf8'));
+  /** One epoch with `extra` beside the default one: the weights must differ. The two runs' recorded configs. */
+  const beside = async (name: string, extra: Partial<TrainOptions>) => {
+    const base = await (plain ??= train(opts('plain', { epochs: 1 })));
+    const run = await train(opts(name, { epochs: 1, ...extra }));
+    expect(Buffer.compare(modelFile('plain'), modelFile(name))).not.toBe(0);
+    return { plain: recorded(base.checkpoint), run: recorded(run.checkpoint) };
+  };
+
   it('a different seed gives different weights (the resume test above can fail)', async () => {
-    await train(opts('seed2', { seed: 43, epochs: 1 }));
-    await train(opts('seed1', { epochs: 1 }));
-    const a = readFileSync(join(root, 'seed1', 'last', 'model.safetensors'));
-    const b = readFileSync(join(root, 'seed2', 'last', 'model.safetensors'));
-    expect(Buffer.compare(a, b)).not.toBe(0);
+    await beside('seed2', { seed: 43 });
   });
 
   it('trains with the referring loss by default, and without it when its weight is 0', async () => {
-    const on = await train(opts('refer-on', { epochs: 1 }));
-    await train(opts('refer-off', { epochs: 1, referWeight: 0 }));
+    const { plain: meta } = await beside('refer-off', { referWeight: 0 });
     expect(DEFAULT_TRAIN.referWeight).toBeGreaterThan(0);
-    const meta = JSON.parse(readFileSync(join(on.checkpoint, 'config.json'), 'utf8'));
     expect(meta.training).toMatchObject({ referWeight: DEFAULT_TRAIN.referWeight, referPerRow: DEFAULT_TRAIN.referPerRow });
-    const a = readFileSync(join(root, 'refer-on', 'last', 'model.safetensors'));
-    const b = readFileSync(join(root, 'refer-off', 'last', 'model.safetensors'));
-    expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
   it('the tap pointer learns on the patch under the tap by default (--pointer-radius 0); radius 1 trains other weights', async () => {
-    const cell = await train(opts('radius-0', { epochs: 1 }));
-    await train(opts('radius-1', { epochs: 1, pointerRadius: 1 }));
+    const { plain: meta } = await beside('radius-1', { pointerRadius: 1 });
     expect(DEFAULT_TRAIN.pointerRadius).toBe(0);
-    const meta = JSON.parse(readFileSync(join(cell.checkpoint, 'config.json'), 'utf8'));
     expect(meta.model.tapPointer).toBe(true);
     expect(meta.training.pointerRadius).toBe(0);
-    const a = readFileSync(join(root, 'radius-0', 'last', 'model.safetensors'));
-    const b = readFileSync(join(root, 'radius-1', 'last', 'model.safetensors'));
-    expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
   it('the copy pointer learns positions only when asked (--copy-position-weight), and records the weight', async () => {
-    await train(opts('copy-mixture', { epochs: 1 }));
-    const on = await train(opts('copy-positions', { epochs: 1, copyPositionWeight: 1 }));
+    const { run: meta } = await beside('copy-positions', { copyPositionWeight: 1 });
     expect(DEFAULT_TRAIN.copyPositionWeight).toBe(0);
-    const meta = JSON.parse(readFileSync(join(on.checkpoint, 'config.json'), 'utf8'));
     expect(meta.model.copyPointer).toBe(true);
     expect(meta.training.copyPositionWeight).toBe(1);
-    const a = readFileSync(join(root, 'copy-positions', 'last', 'model.safetensors'));
-    const b = readFileSync(join(root, 'copy-mixture', 'last', 'model.safetensors'));
-    expect(Buffer.compare(a, b)).not.toBe(0);
   });
 
   it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
