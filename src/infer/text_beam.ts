@@ -23,7 +23,8 @@ import type { IncrementalDecoder } from './generate.js';
  *
  * Rows are decoded again from their greedy prefix (plan, act, TYPE): grouped by prefix length so a
  * group steps in lockstep, then each row's state is copied per hypothesis. A hypothesis is dropped
- * once no completion could beat the best finished text (scores only fall, lengths are bounded).
+ * once no completion could beat the best text its row has finished in either beam (scores only
+ * fall, lengths are bounded).
  */
 export function beamTypedText<S>(
   model: IncrementalDecoder<S>,
