@@ -102,13 +102,11 @@ function beamGroup<S>(
   }
   const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
   // Beside the copy, a beam free of it (width > 1): a text the goal does not hold, written by the vocabulary.
-  const slots = starts.flatMap((s, i) => (width > 1 && s.copy ? [s, { ...s, copy: null }] : [s]).map((state) => ({ row: i, state })));
-  let beams: Hypothesis[][] = slots.map(({ row, state }) => [{ ids: [], score: 0, state, at: row, row }]);
-  const best: (Hypothesis | null)[] = slots.map(() => null);
-  const rowBest = (row: number): Hypothesis | null =>
-    best.reduce<Hypothesis | null>((a, h, k) => (h && slots[k]!.row === row && (!a || mean(h) > mean(a)) ? h : a), null);
+  let beams: Hypothesis[][] = starts.flatMap((s, row) => (width > 1 && s.copy ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
+  // Each row's best finished text, over both its beams.
+  const best: (Hypothesis | null)[] = rows.map(() => null);
   while (beams.some((b) => b.length > 0)) {
-    beams = beams.map((beam, k) => {
+    beams = beams.map((beam) => {
       const grown = beam.flatMap((h) => {
         const lp = maskedLogSoftmax(logits.subarray(h.at * V, (h.at + 1) * V), constraint.mask(h.state));
         return Array.from(constraint.allowedIds(h.state), (id) => ({ h, id, score: h.score + lp[id]! }));
@@ -118,12 +116,11 @@ function beamGroup<S>(
       for (const { h, id, score } of grown.slice(0, width)) {
         const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at, row: h.row };
         if (id !== codec.eosId) kept.push(next);
-        else if (!best[k] || mean(next) > mean(best[k]!)) best[k] = next;
+        else if (!best[h.row] || mean(next) > mean(best[h.row]!)) best[h.row] = next;
       }
       // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
       // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).
-      const bar = rowBest(slots[k]!.row);
-      return kept.filter((h) => bar === null || h.score / longest > mean(bar));
+      return kept.filter((h) => !best[h.row] || h.score / longest > mean(best[h.row]!));
     });
     const open = beams.flat();
     if (open.length === 0) break;
@@ -133,10 +130,9 @@ function beamGroup<S>(
   }
   if (copy) disposeSource(copy);
   model.disposeDecoding(state);
-  return rows.map((r, i) => {
-    const found = rowBest(i);
-    if (!found) throw new Error(`beamTypedText: row ${r.batchRow} found no typed text that ends`);
-    return found.ids;
+  return best.map((h, i) => {
+    if (!h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
+    return h.ids;
   });
 }
 

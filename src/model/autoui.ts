@@ -5,7 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { copyLogProbs, copyLoss, copyPositionLoss, pointCopy, type CopyPointing, type CopySource, type CopyWeights } from './copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, pointCopy, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
 import { offsetLoss, tapOffsets, type OffsetTargets, type OffsetWeights } from './tap_offset.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
@@ -243,8 +243,9 @@ export class AutoUiModel {
       let summed = tf.sum(perToken) as tf.Scalar;
       if (copy) {
         const source = { keys: hFuse, ids: batch.inputIds, goal: copy.goal };
-        const pointing = pointCopy(hidden, source, this.copyWeights());
-        summed = tf.add(summed, copyLoss(this.copyLogProbs(hidden, logits, source, pointing), labels, copy.steps));
+        const w = this.copyWeights();
+        const pointing = pointCopy(hidden, source, w);
+        summed = tf.add(summed, copyLoss(copyLogProbs(hidden, logits, source, w, this.config.eosTokenId, pointing), labels, copy.steps));
         if (copy.at && weights.copy) {
           const ends = tf.mul(tf.cast(copy.steps, 'int32'), tf.cast(tf.equal(labels, this.config.eosTokenId), 'int32')) as tf.Tensor2D;
           summed = tf.add(summed, tf.mul(weights.copy, copyPositionLoss(pointing, copy.at, ends)));
@@ -319,10 +320,10 @@ export class AutoUiModel {
 
   /**
    * log p [R, T, V] of the copy pointer's mixture (copy.ts) for decoder states `hidden` [R, T, d]
-   * and their vocabulary logits, row r copying from row r of `source` (pointed by `pointing` when given).
+   * and their vocabulary logits, row r copying from row r of `source`.
    */
-  copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource, pointing?: CopyPointing): tf.Tensor3D {
-    return copyLogProbs(hidden, logits, source, this.copyWeights(), this.config.eosTokenId, pointing);
+  copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D {
+    return copyLogProbs(hidden, logits, source, this.copyWeights(), this.config.eosTokenId);
   }
 
   private copyWeights(): CopyWeights {
