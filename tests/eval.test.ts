@@ -63,7 +63,7 @@ describe('eval', () => {
 
   it('--blind zeroes the screen (and so changes what the model predicts)', async () => {
     const seeing = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true });
-    const blind = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, blind: true });
+    const blind = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, blind: 'screen' });
     expect(blind.report.n).toBe(seeing.report.n);
     const differ = blind.predictions.some((p, i) => JSON.stringify(p.pred) !== JSON.stringify(seeing.predictions[i]!.pred));
     expect(differ).toBe(true);

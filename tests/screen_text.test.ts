@@ -91,11 +91,16 @@ describe('square patch layouts', () => {
     expect(s.texts!.ids.arraySync()[0]).toEqual([[5, 6], [7, 0]]);
     expect(screenTokenCount(s)).toBe(info.patches + 2);
     expect(s.layouts![0]!.texts).toEqual(rows[0]!.texts!.boxes);
-    const blind = screenBatch(rows, info, 0, true);
+    const pixels = screenBatch(rows, info, 0, 'pixels');
+    expect(pixels.screen.sum().dataSync()[0]).toBe(0);
+    expect(pixels.texts!.mask.sum().dataSync()[0]).toBe(2);
+    expect(pixels.layouts![0]!.texts).toEqual(rows[0]!.texts!.boxes);
+    const blind = screenBatch(rows, info, 0, 'screen');
     expect(blind.screen.sum().dataSync()[0]).toBe(0);
-    expect(blind.texts!.mask.sum().dataSync()[0]).toBe(2);
-    disposeScreenBatch(s);
-    disposeScreenBatch(blind);
+    expect(blind.texts!.mask.sum().dataSync()[0]).toBe(0);
+    expect(blind.layouts![0]!.texts).toEqual([]);
+    expect(blind.screenMask!.arraySync()).toEqual(s.screenMask!.arraySync());
+    for (const b of [s, pixels, blind]) disposeScreenBatch(b);
   });
 
   it('a tap targets the patches around it and the text item under it', () => {

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { writeFileAtomic } from '../util/atomic.js';
 import { evaluateCheckpoint } from '../eval/run.js';
 import { formatReport } from '../eval/format_report.js';
@@ -7,6 +7,7 @@ import type { SplitName } from '../data/types.js';
 import { InputError } from '../util/errors.js';
 import { printJson, tapFromOption, textBeamsOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
+import type { BlindMode } from '../model/batch.js';
 
 /** One line per prediction in `autoui score`'s input format (plus the plan and any decode error). */
 export function predictionsJsonl(preds: readonly Prediction[]): string {
@@ -26,13 +27,17 @@ export function registerEval(program: Command): void {
     .requiredOption('--data <dir>', 'shard directory from `autoui data prepare`')
     .option('--split <name>', 'train | val | test', parseSplit, 'test' as SplitName)
     .option('--subset <list>', 'comma-separated subsets (default: all)')
-    .option('--blind', 'zero every screen feature (ablation: how much the model uses the screen)')
+    .addOption(
+      new Option('--blind [what]', 'ablation, how much the model uses the screen: take away the screen (pixel features and text items) or the pixels alone')
+        .choices(['screen', 'pixels'])
+        .preset('screen'),
+    )
     .option('--batch <n>', 'screens decoded together', (v) => Number(v), 64)
     .option('--out <file>', 'write predictions as JSONL in `autoui score` input format')
     .option('--json', 'print the metrics as one JSON object')
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
-    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: boolean; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number }) => {
+    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: BlindMode; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number }) => {
       const { report, predictions } = await evaluateCheckpoint({
         checkpoint: o.checkpoint,
         data: o.data,

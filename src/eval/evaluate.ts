@@ -1,6 +1,6 @@
 import { actionAt } from '../data/shards.js';
 import type { AitwAction, Box } from '../data/types.js';
-import { disposeScreenBatch, inputBatch, screenBatch, tableScreen, type EncodedSplit } from '../model/batch.js';
+import { disposeScreenBatch, inputBatch, screenBatch, tableScreen, type BlindMode, type EncodedSplit } from '../model/batch.js';
 import { greedyDecode, type IncrementalDecoder } from '../infer/generate.js';
 import type { ActionCodec } from '../model/codec.js';
 import { TargetConstraint } from '../model/constrained.js';
@@ -16,8 +16,8 @@ export interface Prediction extends ScoredItem {
 
 export interface PredictOptions {
   batchSize?: number;
-  /** Replace every screen feature with zeros: the ablation that shows the model uses the screen. */
-  blind?: boolean;
+  /** Take away what the model reads off the screen (model/batch.ts BlindMode): the ablation that shows it uses the screen. */
+  blind?: BlindMode;
   /** Evaluate only these rows (default: all). */
   rows?: readonly number[];
   quiet?: boolean;

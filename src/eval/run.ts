@@ -3,7 +3,7 @@ import { requireManifest, type Manifest } from '../data/manifest.js';
 import type { SplitName } from '../data/types.js';
 import { loadCheckpoint } from '../infer/load.js';
 import { assertSameEncoder } from '../model/checkpoint.js';
-import { encodeSplit } from '../model/batch.js';
+import { encodeSplit, type BlindMode } from '../model/batch.js';
 import { predictSplit, type Prediction } from './evaluate.js';
 import { scoreItems, type Report } from './metrics.js';
 import { InputError } from '../util/errors.js';
@@ -14,7 +14,7 @@ export interface EvalOptions {
   data: string;
   split: SplitName;
   subsets?: string[];
-  blind?: boolean;
+  blind?: BlindMode;
   batchSize?: number;
   quiet?: boolean;
   /** Where decoded taps land (model/pointer.ts); default auto. */
@@ -39,7 +39,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     quiet: opts.quiet,
     taps: ckpt.taps,
     textBeams: opts.textBeams,
-    label: opts.blind ? 'eval (blind)' : 'eval',
+    label: opts.blind ? `eval (blind: ${opts.blind})` : 'eval',
   });
   ckpt.model.dispose();
   return { report: scoreItems(predictions).report, predictions, checkpoint: ckpt.dir };

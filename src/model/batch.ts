@@ -143,14 +143,21 @@ export interface ScreenBatch {
   layouts: ScreenLayout[] | null;
 }
 
-/** Screens as tensors; `blind` zeroes the pixels' features (the ablation) but keeps the text items. */
-export function screenBatch(rows: readonly ScreenRow[], encoder: EncoderInfo, padId: number, blind = false): ScreenBatch {
+/**
+ * What the blind ablation takes away: `screen` everything read off the screen (the pixels' features and the text
+ * items), `pixels` the features alone (the text items stay).
+ */
+export type BlindMode = 'screen' | 'pixels';
+
+/** Screens as tensors, with what `blind` names taken away (the ablation). */
+export function screenBatch(rows: readonly ScreenRow[], encoder: EncoderInfo, padId: number, blind?: BlindMode): ScreenBatch {
   const { patches, dim } = encoder;
   const data = new Float32Array(rows.length * patches * dim);
   if (!blind) rows.forEach((r, b) => data.set(r.features, b * patches * dim));
-  const layouts = encoder.grid ? rows.map((r) => ({ patches: patchLayout(encoder, r)!, texts: r.texts?.boxes ?? [] })) : null;
+  const read = blind === 'screen' ? rows.map((r) => ({ ...r, texts: r.texts && EMPTY_TEXTS })) : rows;
+  const layouts = encoder.grid ? read.map((r) => ({ patches: patchLayout(encoder, r)!, texts: r.texts?.boxes ?? [] })) : null;
   const padded = layouts !== null && (encoder.layout ?? 'stretch') !== 'stretch';
-  const texts = rows.some((r) => r.texts !== null) ? textItemsBatch(rows.map((r) => r.texts ?? EMPTY_TEXTS), padId) : undefined;
+  const texts = read.some((r) => r.texts !== null) ? textItemsBatch(read.map((r) => r.texts ?? EMPTY_TEXTS), padId) : undefined;
   return {
     screen: tf.tensor3d(data, [rows.length, patches, dim]),
     ...(padded ? { screenMask: patchMaskBatch(layouts!.map((l) => l.patches), patches) } : {}),
