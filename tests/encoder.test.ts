@@ -322,5 +322,23 @@ describe('ParallelEncoder', () => {
     expect(a).toHaveLength(5);
     a.forEach((f, i) => expect(Buffer.compare(Buffer.from(f.buffer, f.byteOffset, f.byteLength), Buffer.from(b[i]!.buffer, b[i]!.byteOffset, b[i]!.byteLength))).toBe(0));
     await expect(pool.encode([{ width: 2, height: 2, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch/);
+    await expect(pool.encode(images)).rejects.toThrow(/after dispose/);
+  });
+
+  it('encoders of one size share a pool: disposing one leaves the others, and the next one, working', async () => {
+    const { ParallelEncoder } = (await import('../dist/src/screen/vision/parallel.js')) as typeof import('../src/screen/vision/parallel.js');
+    const images = [{ width: 160, height: 320, channels: 3, data: Uint8Array.from({ length: 160 * 320 * 3 }, (_, i) => (i * 31) % 253) }];
+    const first = new ParallelEncoder(2);
+    const second = new ParallelEncoder(2);
+    const a = await first.encode(images);
+    first.dispose();
+    first.dispose();
+    const b = await second.encode(images);
+    second.dispose();
+    const third = new ParallelEncoder(2);
+    const c = await third.encode(images);
+    third.dispose();
+    expect(b).toEqual(a);
+    expect(c).toEqual(a);
   });
 });

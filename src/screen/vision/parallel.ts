@@ -15,16 +15,53 @@ import type { EncoderInfo, VisionEncoder } from './encoder.js';
 
 const WORKER = new URL('./builtin_worker.js', import.meta.url);
 
+/**
+ * How long a pool nobody uses stays up. A worker's first two batches cost ~3× the later ones (its
+ * start, then V8 optimising the feature code), ~0.3 s a pool: successive bulk calls in one process
+ * (`data prepare` of each subset in the demo) share one warm pool instead of each paying it. Idle
+ * piscina workers are unref'd, and so is the timer, so a lingering pool never keeps the process up.
+ */
+const LINGER_MS = 10_000;
+
+interface SharedPool {
+  pool: Piscina;
+  users: number;
+  linger?: NodeJS.Timeout;
+}
+const pools = new Map<number, SharedPool>();
+
+function borrowPool(threads: number): Piscina {
+  let p = pools.get(threads);
+  if (!p) {
+    p = { pool: new Piscina({ filename: fileURLToPath(WORKER), minThreads: threads, maxThreads: threads }), users: 0 };
+    pools.set(threads, p);
+  }
+  clearTimeout(p.linger);
+  p.users++;
+  return p.pool;
+}
+
+function returnPool(threads: number): void {
+  const p = pools.get(threads);
+  if (!p || --p.users > 0) return;
+  p.linger = setTimeout(() => {
+    pools.delete(threads);
+    void p.pool.destroy();
+  }, LINGER_MS).unref();
+}
+
 export class ParallelEncoder implements VisionEncoder {
   readonly info: EncoderInfo = BUILTIN_INFO;
   private readonly pool: Piscina;
+  private disposed = false;
 
   constructor(readonly threads: number) {
-    this.pool = new Piscina({ filename: fileURLToPath(WORKER), minThreads: threads, maxThreads: threads });
+    this.pool = borrowPool(threads);
   }
 
   async encode(images: RawImage[]): Promise<Float32Array[]> {
     images.forEach((img, i) => checkRawImage(img, `image ${i} of the batch`));
+    if (this.disposed) throw new Error('ParallelEncoder: encode after dispose');
     const size = Math.ceil(images.length / this.threads);
     const chunks = Array.from({ length: Math.ceil(images.length / size) }, (_, k) => images.slice(k * size, (k + 1) * size));
     const features = this.info.dim * this.info.patches;
@@ -32,8 +69,11 @@ export class ParallelEncoder implements VisionEncoder {
     return outs.flatMap((flat) => Array.from({ length: flat.length / features }, (_, i) => flat.subarray(i * features, (i + 1) * features)));
   }
 
+  /** Gives the pool back; it stays warm for the next encoder of as many threads for LINGER_MS. */
   dispose(): void {
-    void this.pool.destroy();
+    if (this.disposed) return;
+    this.disposed = true;
+    returnPool(this.threads);
   }
 }
 
