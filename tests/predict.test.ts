@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ACTION_TYPE_NAMES, ActionType, type AitwAction, type Box, type RawImage } from '../src/data/types.js';
-import { isTap } from '../src/data/geometry.js';
+import { isTap, isTapAction } from '../src/data/geometry.js';
 import { Predictor, describeAction, pixelAction, toPixel } from '../src/infer/predict.js';
 import { LimitError, MAX_HISTORY_STEPS, decodeImageBytes, parseHistory } from '../src/infer/request.js';
 import { BUILTIN_INFO } from '../src/screen/vision/index.js';
@@ -224,5 +224,43 @@ describe('Predictor with a text channel', () => {
     const { result } = await p.predict({ image: await makeScreenshot(540, 1200), goal: 'open settings' });
     expect(result.ok).toBe(true);
     p.dispose();
+  });
+});
+
+describe('actions to avoid', () => {
+  const key = (t: AitwAction['action_type'], typed_text = ''): AitwAction => ({ action_type: t, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text });
+  const bins = (p: Predictor, a: AitwAction) => a.touch_yx.map((v) => p.codec.quantize(v)).join(',');
+
+  test('the answer is none of them: no avoided type, no avoided touch (coordinate taps), no avoided screen token (attention taps)', async () => {
+    const attention = await Predictor.load(join(dir, 'ck'), { tapFrom: 'attention' });
+    try {
+      for (const p of [predictor, attention]) {
+        // Every type but DUAL_POINT and PRESS_BACK avoided; then each answer joins the avoided list.
+        const avoid: AitwAction[] = [key(ActionType.TYPE, 'x'), key(ActionType.PRESS_HOME), key(ActionType.PRESS_ENTER), key(ActionType.STATUS_TASK_COMPLETE), key(ActionType.STATUS_TASK_IMPOSSIBLE)];
+        for (let k = 0; k < 4; k++) {
+          const { result } = await p.predict({ image: shot, goal: 'open the settings app', avoid });
+          expect(result.ok).toBe(true);
+          const a = result.ok ? result.aitw : null!;
+          const types = avoid.filter((x) => x.action_type !== ActionType.DUAL_POINT).map((x) => x.action_type);
+          expect(types).not.toContain(a.action_type);
+          if (a.action_type === ActionType.DUAL_POINT) {
+            const taps = avoid.filter((x) => x.action_type === ActionType.DUAL_POINT);
+            if (p === predictor || !isTapAction(a)) expect(taps.map((x) => bins(p, x))).not.toContain(bins(p, a));
+            else expect(taps.map((x) => x.touch_yx.join(','))).not.toContain(a.touch_yx.join(','));
+          }
+          avoid.push(a);
+        }
+        const answers = avoid.slice(5);
+        expect(answers.some((a) => a.action_type === ActionType.DUAL_POINT || a.action_type === ActionType.PRESS_BACK)).toBe(true);
+      }
+    } finally {
+      attention.dispose();
+    }
+  });
+
+  test('a bad list is refused, naming the field', async () => {
+    await expect(predictor.prepare({ image: shot, goal: 'x', avoid: 'BACK' })).rejects.toThrow(/avoid: must be a list of actions/);
+    await expect(predictor.prepare({ image: shot, goal: 'x', avoid: [{ action_type: 99 }] })).rejects.toThrow(/avoid\[0\]/);
+    await expect(predictor.prepare({ image: shot, goal: 'x', avoid: Array(MAX_HISTORY_STEPS + 1).fill({ action_type: 5 }) })).rejects.toThrow(/too many actions to avoid/);
   });
 });

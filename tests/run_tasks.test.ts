@@ -16,6 +16,7 @@ import { ChromiumEnv } from '../src/env/chromium.js';
 import { AgentError, parseScript, ScriptedAgent, type AgentInput } from '../src/eval/tasks/agents.js';
 import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
+import { UNCHANGED_SHARE } from '../src/eval/tasks/screen_change.js';
 import { parseJsonLines } from '../src/util/json.js';
 import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
 
@@ -153,6 +154,38 @@ describe('autoui run in Chromium', () => {
     } finally {
       await browser.close();
     }
+  });
+
+  it('an action that leaves the screen as it was is avoided on that screen until the screen changes, and left out of the history; the setting is part of a resume', async () => {
+    const task = tasks.find((t) => t.id === 'nav-settings')!;
+    const blank: AitwAction = { action_type: 4, touch_yx: [0.95, 0.5], lift_yx: [0.95, 0.5], typed_text: '' };
+    const script = new Map([[task.id, [blank, blank, scripts.get(task.id)![0]!, { ...blank, action_type: 10 as const, touch_yx: [-1, -1] as YX, lift_yx: [-1, -1] as YX }]]]);
+    const given: AitwAction[][] = [];
+    const read: AitwAction[][] = [];
+    const agent = new ScriptedAgent(script, { onStep: (i: AgentInput) => void (given.push([...(i.avoid ?? [])]), read.push([...i.history])) });
+    const out = join(dir, 'avoid');
+    const r = await runSuite({ tasks: [task], out, agent, env, quiet: true });
+    expect(r.summary.per_task[0]).toMatchObject({ success: true, steps: 4 });
+    expect(given).toEqual([[], [blank], [blank, blank], []]);
+    // The agent reads only the actions that took effect.
+    expect(read).toEqual([[], [], [], [script.get(task.id)![2]]]);
+    const dump = (await readTaskDumps(out)).get(task.id)!;
+    expect(dump.avoidsIneffective).toBe(true);
+    expect(dump.stepDumps.map((d) => d.avoided ?? [])).toEqual(given);
+    const [first, , link] = dump.stepDumps;
+    expect(first!.screenChange).toBeLessThanOrEqual(UNCHANGED_SHARE);
+    expect(link!.screenChange).toBeGreaterThan(0.01);
+    const html = await readFile(join(out, 'report.html'), 'utf8');
+    expect(html.match(/the screen did not change/g)).toHaveLength(2);
+    expect(html.match(/avoided \(did nothing here\)/g)).toHaveLength(2);
+
+    given.length = 0;
+    read.length = 0;
+    const off = await runSuite({ tasks: [task], out: join(dir, 'repeat'), agent, env, quiet: true, avoidIneffective: false });
+    expect(off.summary.per_task[0]!.success).toBe(true);
+    expect(given).toEqual([[], [], [], []]);
+    expect(read).toEqual([[], [blank], [blank, blank], script.get(task.id)!.slice(0, 3)]);
+    await expect(runSuite({ tasks: [task], out, agent, env, quiet: true, resume: true, avoidIneffective: false })).rejects.toThrow(/avoiding actions that did nothing/);
   });
 
   it('refuses requests outside file:// and 127.0.0.1, and counts them', async () => {

@@ -108,6 +108,7 @@ describe('hostile input gets a clear 4xx and the server keeps serving', () => {
     ['too many history steps', async () => ({ payload: JSON.stringify({ goal: 'x', image: b64(shot), history: Array(65).fill({ action_type: 5 }) }) }), 400, /too many history steps/],
     ['history of the wrong type', async () => ({ payload: JSON.stringify({ goal: 'x', image: b64(shot), history: { a: 1 } }) }), 400, /history: must be a list/],
     ['a bad history point', async () => ({ payload: JSON.stringify({ goal: 'x', image: b64(shot), history: [{ action_type: 4, touch_yx: [2, 0], lift_yx: [0, 0] }] }) }), 400, /history\[0\]\.touch_yx/],
+    ['a bad action to avoid', async () => ({ payload: JSON.stringify({ goal: 'x', image: b64(shot), avoid: [{ action_type: 4, touch_yx: [0.5, 0.5] }] }) }), 400, /avoid\[0\]/],
     ['a lone surrogate in the goal', async () => ({ payload: '{"goal": "a\\ud800b", "image": "' + b64(shot) + '"}' }), 400, /goal: .*surrogate/],
     ['__proto__ poisoning', async () => ({ payload: '{"goal": "x", "__proto__": {"a": 1}}' }), 400, /./],
     ['an unsupported content type', async () => ({ payload: 'x', headers: { 'content-type': 'application/xml' } }), 415, /Content-Type/],
@@ -116,6 +117,7 @@ describe('hostile input gets a clear 4xx and the server keeps serving', () => {
     ['GET on the predict route', async () => ({ payload: '', url: '/v1/predict', method: 'GET' }), 405, /use POST/],
     ['multipart without an image', async () => multipart({ goal: 'x' }), 400, /image: is missing/],
     ['multipart with an oversized file', async () => multipart({ goal: 'x', image: new Blob([Buffer.alloc(BODY_LIMIT + 10)]) }), 413, /larger than the limit/],
+    ['multipart with bad avoid JSON', async () => multipart({ goal: 'x', avoid: '{', image: new Blob([shot]) }), 400, /avoid: is not valid JSON/],
     ['multipart with bad history JSON', async () => multipart({ goal: 'x', history: '[{', image: new Blob([shot]) }), 400, /history: is not valid JSON/],
   ];
 

@@ -12,6 +12,7 @@ interface PredictCliOptions {
   image: string;
   goal: string;
   history?: string;
+  avoid?: string;
   texts?: string;
   uiTree?: string;
   encoder?: string;
@@ -46,6 +47,7 @@ export function registerPredict(parent: Command): void {
     .requiredOption('--image <file>', 'the screenshot: PNG, JPEG or WebP of any size')
     .requiredOption('--goal <text>', 'what the user wants done')
     .option('--history <file>', `JSON list of the previous actions, oldest first (at most ${MAX_HISTORY_STEPS}; the model reads the last 8)`)
+    .option('--avoid <file>', 'JSON list of actions seen to do nothing on this screen, which the answer must not repeat (history form)')
     .option('--texts <file>', 'JSON list of the screen\'s texts [{"text", "box": [y, x, h, w]}] (normalised), for a checkpoint that reads text; default: OCR of the image')
     .option('--ui-tree <file>', 'an Android `uiautomator dump` XML of the screen, as the source of its texts instead of OCR')
     .option('--encoder <spec>', "vision encoder, when the checkpoint's is not built in")
@@ -62,16 +64,17 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
     .action(async (opts: PredictCliOptions) => {
       const image = await readInput(opts.image, 'the image');
       const history = opts.history ? await readJsonFile(opts.history, 'the history') : undefined;
+      const avoid = opts.avoid ? await readJsonFile(opts.avoid, 'the actions to avoid') : undefined;
       const texts = opts.texts ? await readJsonFile(opts.texts, 'the texts') : undefined;
       const ui_tree = opts.uiTree ? (await readInput(opts.uiTree, 'the UI tree')).toString('utf8') : undefined;
       const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom, textBeams: opts.textBeams });
       let out;
       try {
-        const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree }).catch((e: unknown) => {
+        const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree, avoid }).catch((e: unknown) => {
           // Name the file the bad value came from, not just the field.
           if (!(e instanceof InputError)) throw e;
           if (e.message.startsWith('image:')) throw new InputError(e.message.slice('image: '.length), opts.image);
-          const files: [string, string | undefined][] = [['history', opts.history], ['texts', opts.texts], ['ui_tree', opts.uiTree]];
+          const files: [string, string | undefined][] = [['history', opts.history], ['avoid', opts.avoid], ['texts', opts.texts], ['ui_tree', opts.uiTree]];
           const file = files.find(([field, f]) => f !== undefined && e.message.startsWith(field))?.[1];
           throw file === undefined ? e : new InputError(e.message, file);
         });

@@ -25,6 +25,7 @@ interface RunCliOptions {
   out: string;
   maxSteps: number;
   resume?: boolean;
+  avoidIneffective: boolean;
   json?: boolean;
   env: 'chromium' | 'adb';
   chromium?: string;
@@ -67,6 +68,7 @@ export function registerRun(parent: Command): void {
     .option('--out <dir>', 'where results, trajectories, screens and report.html go', 'autoui-run')
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')
+    .option('--no-avoid-ineffective', 'let the agent repeat an action that left the screen as it was (default: the next answer on that screen avoids it)')
     .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "per_task"} as JSON on stdout')
     .addOption(new Option('--env <kind>', 'where actions run').choices(['chromium', 'adb']).default('chromium'))
     .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
@@ -91,7 +93,7 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       const env = makeEnv(o);
       let result;
       try {
-        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, quiet: o.json });
+        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, quiet: o.json });
       } finally {
         await env.close();
         await agent.close?.();

@@ -7,8 +7,9 @@ import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/co
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
-import { ActionType, type YX } from '../data/types.js';
+import { ActionType, type AitwAction, type YX } from '../data/types.js';
 import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
+import { avoidedOf, avoidedTokens, maskAvoided } from './avoid.js';
 
 /**
  * What decoding needs from a model: fused encoder states (with the screen attention and the screen
@@ -44,21 +45,24 @@ export interface Generated {
  * DEFAULT_TEXT_BEAMS; 1 = greedy; text_beam.ts). With `taps` 'attention' or 'pointer' (and screen layouts), a decoded tap lands on
  * the centre of the screen token the interaction attends to most, or the decoder's pointer picks,
  * instead of its coordinate tokens (model/pointer.ts); with 'pointer', a pointed patch's tap moves
- * by the offset head where the model has one (model/tap_offset.ts).
+ * by the offset head where the model has one (model/tap_offset.ts). `avoid[b]`: actions row b must not
+ * answer with (avoid.ts).
  */
 export function greedyDecode<S>(
   model: IncrementalDecoder<S>,
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } & ScreenBatch,
-  opts: { taps?: TapSource; maxLen?: number; textBeams?: number } = {},
+  opts: { taps?: TapSource; maxLen?: number; textBeams?: number; avoid?: readonly (readonly AitwAction[])[] } = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;
   const maxLen = opts.maxLen ?? codec.config.maxTargetTokens;
   const encoded = model.encodeFull(batch.inputIds, batch.inputMask, batch.screen, batch.screenMask, false, batch.texts);
   const taps = batch.layouts ? opts.taps ?? 'tokens' : 'tokens';
-  const fromAttention = taps === 'attention' ? attentionPointer(encoded.attention, batch.inputMask, batch.layouts!) : null;
+  const avoided = opts.avoid?.some((a) => a.length > 0) ? opts.avoid.map((a) => avoidedOf(codec, a, taps !== 'tokens')) : null;
+  const unpointed = avoided && batch.layouts ? avoided.map((a, b) => avoidedTokens(a, batch.layouts![b]!)) : undefined;
+  const fromAttention = taps === 'attention' ? attentionPointer(encoded.attention, batch.inputMask, batch.layouts!, unpointed) : null;
   // The pointer reads the decoder's state at the step that writes a tap's first coordinate (codec.writesPointNext).
   const tapStates = taps === 'pointer' || taps === 'pointer-centre' ? new Float32Array(B * encoded.fused.shape[2]) : null;
   let state = model.startDecoding(encoded.fused, batch.inputMask);
@@ -75,6 +79,7 @@ export function greedyDecode<S>(
     state = r.state;
     if (tapStates) keepTapStates(r.hidden, out, codec, tapStates);
     constraint.fillMasks(states, masks);
+    if (avoided) maskAvoided(codec, states, avoided, masks, V);
     const nextT = tf.tidy(() => {
       const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
       const scores = copy ? textStepScores(model, r.hidden, logits, copy, states) : logits;
@@ -94,7 +99,7 @@ export function greedyDecode<S>(
   model.disposeDecoding(state);
   const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
   if (textBeams > 1) retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams);
-  const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer') : null);
+  const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer', unpointed) : null);
   tf.dispose(Object.values(encoded));
   if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
   return out.map((ids, b) => {
@@ -157,14 +162,21 @@ function keepTapStates(hidden: tf.Tensor2D, generated: readonly number[][], code
  * Per row, where the tap pointer's pick lies, from the kept decoder states: a text item's centre, or a
  * patch's centre moved by the offset head (`offsets`, models with one).
  */
-function pointed<S>(model: IncrementalDecoder<S>, states: Float32Array, e: Encoded, batch: { inputMask: tf.Tensor2D } & ScreenBatch, offsets: boolean): YX[] {
+function pointed<S>(
+  model: IncrementalDecoder<S>,
+  states: Float32Array,
+  e: Encoded,
+  batch: { inputMask: tf.Tensor2D } & ScreenBatch,
+  offsets: boolean,
+  exclude?: readonly (readonly number[])[],
+): YX[] {
   if (!model.pointTaps) throw new Error('greedyDecode: taps from the pointer need a model with pointTaps');
   const [b, , d] = e.fused.shape;
   const layouts = batch.layouts!;
   const hidden = tf.tensor2d(states, [b, d]);
   try {
     const probs = model.pointTaps(hidden, e, batch.inputMask);
-    const picks = argmaxTokens(probs);
+    const picks = argmaxTokens(probs, exclude);
     probs.dispose();
     if (!offsets || !model.config.tapOffset || !model.offsetTaps) return picks.map((k, r) => tokenCentre(layouts[r]!, k));
     const onPatch = picks.map((k, r) => k < patchTokens(layouts[r]!));

@@ -26,7 +26,7 @@ import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
 import { DEFAULT_TEXT_BEAMS } from './text_beam.js';
-import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseGoal, parseHistory } from './request.js';
+import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseAvoid, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
 export type { PixelPoint } from '../data/adb_input.js';
@@ -74,6 +74,8 @@ export interface PreparedRequest {
   inputIds: number[];
   /** The screen's texts when the request brought them (annotations, a UI tree); else read from the pixels when the model needs them. */
   texts: ScreenText[] | null;
+  /** Actions the answer must not repeat (infer/avoid.ts). */
+  avoid: AitwAction[];
   decodeMs: number;
 }
 
@@ -83,6 +85,8 @@ export interface PredictInput {
   history?: unknown;
   /** The screen's texts, if the caller has them: [{text, box: [y, x, h, w]}] normalised. */
   texts?: unknown;
+  /** Actions the caller saw do nothing on this screen (history form): the answer is none of them. */
+  avoid?: unknown;
 }
 
 export interface ModelInfo {
@@ -222,21 +226,23 @@ export class Predictor {
    * Validates and decodes one request; throws InputError naming the field at fault. Screen texts
    * come from `texts` or from `ui_tree` (a uiautomator dump) when the caller has them.
    */
-  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown; ui_tree?: unknown }, where = ''): Promise<PreparedRequest> {
+  async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown; ui_tree?: unknown; avoid?: unknown }, where = ''): Promise<PreparedRequest> {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
     const { goal, inputIds } = this.encodeInput(input.goal, input.history, where);
+    const avoid = parseAvoid(input.avoid, at('avoid'));
     if (input.texts != null && input.ui_tree != null) throw new InputError("give 'texts' or 'ui_tree', not both", where || 'request');
     if (input.ui_tree != null && typeof input.ui_tree !== 'string') throw new InputError('must be the XML of a uiautomator dump', at('ui_tree'));
     const given = input.texts != null ? parseScreenTexts(input.texts, at('texts')) : null;
     const t0 = performance.now();
     const image = await decodeImageBytes(input.image, at('image'), this.maxPixels);
     const tree = typeof input.ui_tree === 'string' ? parseUiTree(input.ui_tree, image, at('ui_tree')) : null;
-    return { image, goal, inputIds, texts: given ?? tree, decodeMs: performance.now() - t0 };
+    return { image, goal, inputIds, texts: given ?? tree, avoid, decodeMs: performance.now() - t0 };
   }
 
   /** As prepare, for pixels already decoded (e.g. AITW records, a live environment's screenshot). */
-  prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown; texts?: readonly ScreenText[] | null }, where = ''): PreparedRequest {
-    return { image: input.image, ...this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, decodeMs: 0 };
+  prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown; texts?: readonly ScreenText[] | null; avoid?: unknown }, where = ''): PreparedRequest {
+    const avoid = parseAvoid(input.avoid, where ? `${where} avoid` : 'avoid');
+    return { image: input.image, ...this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, avoid, decodeMs: 0 };
   }
 
   private encodeInput(goalIn: unknown, historyIn: unknown, where: string): { goal: string; inputIds: number[] } {
@@ -265,7 +271,11 @@ export class Predictor {
     const inputs = inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId);
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, { taps: this.checkpoint.taps, textBeams: this.textBeams });
+      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, {
+        taps: this.checkpoint.taps,
+        textBeams: this.textBeams,
+        avoid: rows.map((r) => r.avoid),
+      });
     } finally {
       tf.dispose([inputs.inputIds, inputs.inputMask]);
       disposeScreenBatch(screens);

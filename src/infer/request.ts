@@ -30,11 +30,18 @@ export class LimitError extends InputError {
 
 /** The previous actions of the episode, oldest first; undefined/null = none. */
 export function parseHistory(v: unknown, where = 'history'): AitwAction[] {
+  return parseActions(v, where, 'history steps', ` (only the last few are used; send at most ${MAX_HISTORY_STEPS})`);
+}
+
+/** The actions a request asks the answer not to repeat (infer/avoid.ts); at most MAX_HISTORY_STEPS. */
+export function parseAvoid(v: unknown, where = 'avoid'): AitwAction[] {
+  return parseActions(v, where, 'actions to avoid', '');
+}
+
+function parseActions(v: unknown, where: string, what: string, hint: string): AitwAction[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw new InputError(`must be a list of actions, got ${describeValue(v)}`, where);
-  if (v.length > MAX_HISTORY_STEPS) {
-    throw new InputError(`too many history steps: ${v.length} > ${MAX_HISTORY_STEPS} (only the last few are used; send at most ${MAX_HISTORY_STEPS})`, where);
-  }
+  if (v.length > MAX_HISTORY_STEPS) throw new InputError(`too many ${what}: ${v.length} > ${MAX_HISTORY_STEPS}${hint}`, where);
   return v.map((a, i) => parseAction(a, `${where}[${i}]`));
 }
 
@@ -105,6 +112,8 @@ export interface RawPredictInput {
   texts?: unknown;
   /** An Android `uiautomator dump` of the screen (XML), read for its texts. */
   ui_tree?: unknown;
+  /** Actions the caller saw do nothing on this screen, which the answer must not repeat (infer/avoid.ts). */
+  avoid?: unknown;
 }
 
 /** The JSON form: {goal, image (base64) | image_url (data: URL), history?, texts? | ui_tree?}. */
@@ -122,10 +131,10 @@ export function parseJsonRequest(body: unknown): RawPredictInput {
   } else {
     throw new InputError("is missing: send 'image' (base64) or 'image_url' (data: URL)", 'image');
   }
-  return { image: bytes, goal: body.goal, history: body.history, texts: body.texts, ui_tree: body.ui_tree };
+  return { image: bytes, goal: body.goal, history: body.history, texts: body.texts, ui_tree: body.ui_tree, avoid: body.avoid };
 }
 
-/** The multipart form: file field `image`, text fields `goal`, `history` (JSON), `texts` (JSON) and `ui_tree` (XML). */
+/** The multipart form: file field `image`, text fields `goal`, `history` (JSON), `texts` (JSON), `ui_tree` (XML) and `avoid` (JSON). */
 export async function readMultipart(request: FastifyRequest, fileLimit: number): Promise<RawPredictInput> {
   let image: Uint8Array | undefined;
   const fields: Record<string, string> = {};
@@ -139,7 +148,7 @@ export async function readMultipart(request: FastifyRequest, fileLimit: number):
       fields[part.fieldname] = part.value;
     }
   }
-  const rest = { goal: fields.goal, history: jsonField(fields, 'history'), texts: jsonField(fields, 'texts'), ui_tree: fields.ui_tree };
+  const rest = { goal: fields.goal, history: jsonField(fields, 'history'), texts: jsonField(fields, 'texts'), ui_tree: fields.ui_tree, avoid: jsonField(fields, 'avoid') };
   if (image) return { image, ...rest };
   if (fields.image !== undefined) return { ...parseJsonRequest({ image: fields.image }), ...rest };
   throw new InputError("is missing: attach the screenshot as file field 'image'", 'image');

@@ -45,17 +45,27 @@ export function tapPointer(hidden: tf.Tensor2D, keys: tf.Tensor3D, mask: tf.Tens
   });
 }
 
-/** Per row, arg-max_k of a distribution [B, S] over the screen tokens. */
-export function argmaxTokens(probs: tf.Tensor2D): number[] {
+/** Per row, arg-max_k of a distribution [B, S] over the screen tokens, leaving out the tokens `exclude[b]` names. */
+export function argmaxTokens(probs: tf.Tensor2D, exclude?: readonly (readonly number[])[]): number[] {
+  if (exclude?.some((e) => e.length > 0)) {
+    const [, S] = probs.shape;
+    const p = probs.dataSync().slice();
+    exclude.forEach((ks, b) => ks.forEach((k) => (p[b * S + k] = -Infinity)));
+    return Array.from({ length: probs.shape[0] }, (_, b) => {
+      let best = 0;
+      for (let k = 1; k < S; k++) if (p[b * S + k]! > p[b * S + best]!) best = k;
+      return best;
+    });
+  }
   const arg = tf.tidy(() => tf.argMax(probs, 1));
   const best = Array.from(arg.dataSync());
   arg.dispose();
   return best;
 }
 
-/** Per row, the centre of arg-max_k of a distribution [B, S] over the screen tokens. */
-export function argmaxCentres(probs: tf.Tensor2D, layouts: readonly ScreenLayout[]): YX[] {
-  return argmaxTokens(probs).map((k, b) => tokenCentre(layouts[b]!, k));
+/** Per row, the centre of arg-max_k of a distribution [B, S] over the screen tokens (without `exclude[b]`). */
+export function argmaxCentres(probs: tf.Tensor2D, layouts: readonly ScreenLayout[], exclude?: readonly (readonly number[])[]): YX[] {
+  return argmaxTokens(probs, exclude).map((k, b) => tokenCentre(layouts[b]!, k));
 }
 
 /** Where each screen token of one screen lies: the patches by their layout, then the text items' boxes. */
@@ -90,11 +100,11 @@ export function tokenCentre(l: ScreenLayout, k: number): YX {
   return centreOf(box);
 }
 
-/** Per row, the centre of arg-max_k ā_k; attention [B, L, S] over the screen tokens, inputMask [B, L]. */
-export function attentionPointer(attention: tf.Tensor3D, inputMask: tf.Tensor2D, layouts: readonly ScreenLayout[]): YX[] {
+/** Per row, the centre of arg-max_k ā_k (without the tokens `exclude[b]`); attention [B, L, S] over the screen tokens, inputMask [B, L]. */
+export function attentionPointer(attention: tf.Tensor3D, inputMask: tf.Tensor2D, layouts: readonly ScreenLayout[], exclude?: readonly (readonly number[])[]): YX[] {
   const mean = meanTokenAttention(attention, inputMask);
   try {
-    return argmaxCentres(mean, layouts);
+    return argmaxCentres(mean, layouts, exclude);
   } finally {
     mean.dispose();
   }

@@ -20,6 +20,8 @@ export interface AgentInput {
   screenshot: Uint8Array;
   /** Actions taken so far in this task, oldest first. */
   history: readonly AitwAction[];
+  /** Actions seen to do nothing on this screen, which the answer should not repeat (agents that can, do). */
+  avoid?: readonly AitwAction[];
 }
 
 export interface AgentDecision {
@@ -59,7 +61,7 @@ export class PredictorAgent implements Agent {
 
   async next(input: AgentInput): Promise<AgentDecision> {
     const t0 = performance.now();
-    const { result } = await this.predictor.predict({ image: input.screenshot, goal: input.task.goal, history: requestHistory(input.history) }).catch((err: Error) => {
+    const { result } = await this.predictor.predict({ image: input.screenshot, goal: input.task.goal, history: requestHistory(input.history), avoid: input.avoid }).catch((err: Error) => {
       throw new AgentError(`the predictor failed at task ${input.task.id} step ${input.step}: ${err.message}`);
     });
     const latency_ms = performance.now() - t0;
@@ -121,7 +123,8 @@ export class ServerAgent implements Agent {
   async next(input: AgentInput): Promise<AgentDecision> {
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (this.opts.token) headers.Authorization = `Bearer ${this.opts.token}`;
-    const body = JSON.stringify({ goal: input.task.goal, image: Buffer.from(input.screenshot).toString('base64'), history: requestHistory(input.history) });
+    const avoid = input.avoid?.length ? { avoid: input.avoid } : {};
+    const body = JSON.stringify({ goal: input.task.goal, image: Buffer.from(input.screenshot).toString('base64'), history: requestHistory(input.history), ...avoid });
     const t0 = performance.now();
     let res: Response;
     try {

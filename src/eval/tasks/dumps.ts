@@ -42,6 +42,10 @@ export interface StepDump {
   latency_ms: number;
   /** The success check after this action ran (null for status actions and invalid ones). */
   checkAfter: CheckResult | null;
+  /** Actions seen to do nothing on this screen, which the agent was asked not to repeat (run_tasks.ts). */
+  avoided?: AitwAction[];
+  /** Share of the screen's pixels this action changed (screen_change.ts), when the run measures it. */
+  screenChange?: number;
 }
 
 export interface TaskDump {
@@ -51,6 +55,8 @@ export interface TaskDump {
   agent: string;
   /** The step limit this task ran under. */
   maxSteps: number;
+  /** Whether actions seen to do nothing were kept out of the agent's next answers (absent in older results: no). */
+  avoidsIneffective?: boolean;
   success: boolean;
   reached: boolean;
   /** Agent decisions, the final status action included. */

@@ -11,6 +11,7 @@ import { describeAction } from '../../infer/predict.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { actionSvg, PRED_COLOUR } from '../viz.js';
 import { taskFileName, type RunSummary, type ScreenRef, type StepDump, type TaskDump } from './dumps.js';
+import { UNCHANGED_SHARE } from './screen_change.js';
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
@@ -39,6 +40,8 @@ function stepFigure(s: StepDump): string {
     `<div>latency: ${s.latency_ms.toFixed(0)} ms</div>`,
     s.url ? `<div class="url">${esc(s.url)}</div>` : '',
     s.checkAfter ? `<div class="${s.checkAfter.ok ? 'ok' : 'no'}">check after: ${esc(s.checkAfter.detail)}</div>` : '',
+    s.avoided ? `<div>avoided (did nothing here): ${esc(s.avoided.map(actionLabel).join('; '))}</div>` : '',
+    s.screenChange !== undefined && s.screenChange <= UNCHANGED_SHARE ? '<div class="no">the screen did not change</div>' : '',
   ];
   return `<figure class="step">${shot(s.screen, s.action)}<figcaption>${facts.join('')}</figcaption></figure>`;
 }

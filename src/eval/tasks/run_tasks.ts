@@ -22,6 +22,8 @@ import { AgentError, type Agent } from './agents.js';
 import { readTaskDumps, summarize, TASK_DUMP_FORMAT, taskDumpPath, taskFileName, writeTaskDump, type RunSummary, type ScreenRef, type StepDump, type StopReason, type TaskDump } from './dumps.js';
 import { writeReport } from './report.js';
 import { writeTrajectory, type ExecutedStep } from './trajectory.js';
+import { changedShare, UNCHANGED_SHARE } from './screen_change.js';
+import { MAX_HISTORY_STEPS } from '../../infer/request.js';
 
 export const DEFAULT_MAX_STEPS = 12;
 /** Width of the screens kept for the report (the trajectories keep full size). */
@@ -36,6 +38,11 @@ export interface RunOptions {
   maxSteps?: number;
   /** Keep the results already in `out` and run only the tasks without one. */
   resume?: boolean;
+  /**
+   * Keep actions that left the screen as it was out of the agent's next answers on that screen
+   * (default true): a model trained on gold episodes repeats a no-op it has misread forever.
+   */
+  avoidIneffective?: boolean;
   quiet?: boolean;
 }
 
@@ -54,7 +61,10 @@ interface TaskState {
   maxSteps: number;
   steps: StepDump[];
   executed: ExecutedStep[];
+  /** The actions that took effect (all of them when ineffective ones are not avoided): what the agent reads. */
   history: AitwAction[];
+  /** Actions that did nothing on the current screen (cleared when the screen changes). */
+  avoid: AitwAction[];
   success: boolean;
   reached: boolean;
   check: CheckResult | null;
@@ -74,8 +84,11 @@ function staleReason(d: TaskDump, task: TaskSpec, o: RunOptions): string | null 
   if (d.agent !== o.agent.id) return `it was run by ${d.agent}, not ${o.agent.id}`;
   if (d.environment !== o.env.kind) return `it ran in ${d.environment}, not ${o.env.kind}`;
   if (d.maxSteps !== (task.max_steps ?? o.maxSteps ?? DEFAULT_MAX_STEPS)) return `it ran with at most ${d.maxSteps} steps`;
+  if ((d.avoidsIneffective ?? false) !== avoidsIneffective(o)) return `it ran ${d.avoidsIneffective ? 'avoiding' : 'repeating'} actions that did nothing`;
   return null;
 }
+
+const avoidsIneffective = (o: RunOptions): boolean => o.avoidIneffective ?? true;
 
 /** The results to keep: none for a fresh run (which refuses a folder holding results), the matching ones on --resume. */
 async function keptResults(o: RunOptions): Promise<Map<string, TaskDump>> {
@@ -136,7 +149,7 @@ async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
   const t0 = performance.now();
   const name = taskFileName(task.id);
   const maxSteps = task.max_steps ?? o.maxSteps ?? DEFAULT_MAX_STEPS;
-  const s: TaskState = { task, name, maxSteps, steps: [], executed: [], history: [], success: false, reached: false, check: null, stop: 'max_steps', finalScreen: null, blocked: 0 };
+  const s: TaskState = { task, name, maxSteps, steps: [], executed: [], history: [], avoid: [], success: false, reached: false, check: null, stop: 'max_steps', finalScreen: null, blocked: 0 };
   await rm(join(o.out, 'screens', name), { recursive: true, force: true });
   try {
     let obs: Observation | null = await o.env.reset(task);
@@ -155,6 +168,7 @@ async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
     environment: o.env.kind,
     agent: o.agent.id,
     maxSteps,
+    avoidsIneffective: avoidsIneffective(o),
     success: s.success,
     reached: s.reached,
     steps: s.steps.length,
@@ -172,9 +186,10 @@ async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
 async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number): Promise<Observation | null> {
   const state = await o.env.state();
   s.blocked = state.blockedRequests;
-  const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, history: s.history });
+  const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, history: s.history, avoid: s.avoid });
   const step: StepDump = { index: i, screen: await saveScreen(o.out, s.name, i, obs), url: state.url, action: d.action, plan: d.plan, latency_ms: d.latency_ms, checkAfter: null };
   if (d.invalid !== undefined) step.invalid = d.invalid;
+  if (s.avoid.length > 0) step.avoided = [...s.avoid];
   s.steps.push(step);
   const a = d.action;
   if (!a) {
@@ -182,7 +197,6 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
     return null;
   }
   s.executed.push({ observation: obs, action: a, url: state.url });
-  s.history.push(a);
   if (a.action_type === ActionType.STATUS_TASK_COMPLETE) {
     s.check = await o.env.check(s.task.success);
     s.success = s.check.ok;
@@ -195,6 +209,14 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
     return null;
   }
   const next = await o.env.step(a);
+  // An action that did nothing is left out of the history the agent reads as well as avoided: the
+  // history of a gold episode, all the model was trained on, holds only actions that took effect.
+  if (avoidsIneffective(o)) step.screenChange = changedShare(await obs.image(), await next.image());
+  if (step.screenChange !== undefined && step.screenChange <= UNCHANGED_SHARE) s.avoid = [...s.avoid, a].slice(-MAX_HISTORY_STEPS);
+  else {
+    s.history.push(a);
+    s.avoid = [];
+  }
   step.checkAfter = s.check = await o.env.check(s.task.success);
   s.reached ||= s.check.ok;
   s.blocked = (await o.env.state()).blockedRequests;
