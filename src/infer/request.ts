@@ -116,7 +116,7 @@ export interface RawPredictInput {
   avoid?: unknown;
 }
 
-/** The JSON form: {goal, image (base64) | image_url (data: URL), history?, texts? | ui_tree?}. */
+/** The JSON form: {goal, image (base64) | image_url (data: URL), history?, texts? | ui_tree?, avoid?}. */
 export function parseJsonRequest(body: unknown): RawPredictInput {
   if (!isJsonObject(body)) throw new InputError(`the body must be a JSON object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}`, 'body');
   const { image, image_url: imageUrl } = body;
