@@ -45,22 +45,16 @@ export function tapPointer(hidden: tf.Tensor2D, keys: tf.Tensor3D, mask: tf.Tens
   });
 }
 
-/** Per row, arg-max_k of a distribution [B, S] over the screen tokens, leaving out the tokens `exclude[b]` names. */
+/** Per row, arg-max_k of a distribution [B, S] over the screen tokens (the first on a tie), leaving out the tokens `exclude[b]` names. */
 export function argmaxTokens(probs: tf.Tensor2D, exclude?: readonly (readonly number[])[]): number[] {
-  if (exclude?.some((e) => e.length > 0)) {
-    const [, S] = probs.shape;
-    const p = probs.dataSync().slice();
-    exclude.forEach((ks, b) => ks.forEach((k) => (p[b * S + k] = -Infinity)));
-    return Array.from({ length: probs.shape[0] }, (_, b) => {
-      let best = 0;
-      for (let k = 1; k < S; k++) if (p[b * S + k]! > p[b * S + best]!) best = k;
-      return best;
-    });
-  }
-  const arg = tf.tidy(() => tf.argMax(probs, 1));
-  const best = Array.from(arg.dataSync());
-  arg.dispose();
-  return best;
+  const [B, S] = probs.shape;
+  const p = probs.dataSync().slice();
+  exclude?.forEach((ks, b) => ks.forEach((k) => (p[b * S + k] = -Infinity)));
+  return Array.from({ length: B }, (_, b) => {
+    let best = 0;
+    for (let k = 1; k < S; k++) if (p[b * S + k]! > p[b * S + best]!) best = k;
+    return best;
+  });
 }
 
 /** Per row, the centre of arg-max_k of a distribution [B, S] over the screen tokens (without `exclude[b]`). */
