@@ -1,16 +1,18 @@
 /**
  * Typed text is copied from the goal: targets use the goal's own tokens for the span, and decoding
- * may only emit spans of the goal, so unseen words come out character for character.
+ * may only emit spans of the goal, so unseen words come out character for character. Codecs with
+ * case tokens (the default) case the whole text once; those without (older checkpoints) word by word.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ActionType, type AitwAction } from '../src/data/types.js';
-import { ActionCodec } from '../src/model/codec.js';
+import { ActionCodec, caseText, TEXT_CASES, type TextCase } from '../src/model/codec.js';
 import { TargetConstraint } from '../src/model/constrained.js';
 import { buildWordTokenizer, capitalise, splitPieces } from '../src/model/tokenizer.js';
 
 const tok = buildWordTokenizer(['search for hotels in paris on google', 'search for hotels'], { minCount: 1 });
-const codec = new ActionCodec(tok);
+/** Without case tokens: each copied word in its own casing. */
+const codec = new ActionCodec(tok, { caseModes: false });
 /** A target up to its typed text: <plan> TYPE <act> TYPE. */
 const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
 const typed = (text: string): AitwAction => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
@@ -41,7 +43,7 @@ function isCopy(goal: string, text: string): boolean {
   return false;
 }
 
-describe('copying typed text from the goal', () => {
+describe('copying typed text from the goal, word by word cased (no case tokens)', () => {
   it('encodes a span of the goal as the goal\'s tokens and decodes it exactly, unseen words included', () => {
     for (const [goal, text] of [
       ['search for hotels in paris on google', 'hotels in paris'],
@@ -187,9 +189,123 @@ describe('copying typed text from the goal', () => {
     );
   });
 
-  it('old checkpoints (no copyText in their codec) keep generating freely', () => {
-    const json = codec.toJSON();
-    const { copyText: _, ...old } = json.config;
-    expect(ActionCodec.fromJSON({ ...json, config: old as typeof json.config }).config.copyText).toBe(false);
+  it('old checkpoints (no copyText in their codec) keep generating freely; none before case tokens has them', () => {
+    const json = new ActionCodec(tok).toJSON();
+    const { copyText: _, caseModes: __, ...old } = json.config;
+    const restored = ActionCodec.fromJSON({ ...json, config: old as typeof json.config });
+    expect(restored.config.copyText).toBe(false);
+    expect(restored.config.caseModes).toBe(false);
+    expect(ActionCodec.fromJSON(json).config.caseModes).toBe(true);
+  });
+});
+
+describe('case tokens: the whole typed text cased once', () => {
+  const cased = new ActionCodec(tok);
+  const constraint = new TargetConstraint(cased);
+  const head = [cased.planId, cased.typeId(ActionType.TYPE), cased.actId, cased.typeId(ActionType.TYPE)];
+  const textOf = (target: number[]): number[] => target.slice(target.indexOf(cased.actId) + 3, -1);
+
+  it('encodes a run of the goal as its case token and the goal\'s own ids, and decodes it exactly', () => {
+    for (const [goal, text, mode] of [
+      ['search for hotels in paris on google', 'hotels in paris', 'as-written'],
+      ['Search for "Zyxqvöl Straße" on google', 'Zyxqvöl Straße', 'as-written'],
+      ['install zyxq hotels app', 'Zyxq Hotels', 'capitalised'],
+      ['What is the weather in Zyxburg?', 'weather in zyxburg', 'lower'],
+      ['open Paris', 'paris', 'lower'],
+    ] as const) {
+      const goalIds = cased.goalIds(cased.encodeInput(goal, []));
+      const target = cased.encodeTarget([ActionType.TYPE], typed(text), goal);
+      expect(cased.caseOf(target[4]!), goal).toBe(mode);
+      expect(goalIds.join(',')).toContain(textOf(target).join(','));
+      const back = cased.decodeTarget(target);
+      expect(back.ok && back.action.typed_text).toBe(text);
+      expect(allowed(constraint, goalIds, target)).toBe(true);
+    }
+  });
+
+  it('writes text the goal holds in no case (or a mixed one) as <free> text, exactly', () => {
+    for (const [goal, text] of [
+      ['search for usb-c cable on costco', 'costco.com'],
+      ['install amazon shopping app', 'amazon Shopping'],
+      ['type hello', ''],
+      ['type hello', ' hello'],
+    ] as const) {
+      const target = cased.encodeTarget([ActionType.TYPE], typed(text), goal);
+      expect(cased.caseOf(target[4]!), text).toBe('free');
+      const back = cased.decodeTarget(target);
+      expect(back.ok && back.action.typed_text).toBe(text);
+      expect(allowed(constraint, cased.goalIds(cased.encodeInput(goal, [])), target)).toBe(true);
+    }
+  });
+
+  it('after a copy case only the goal\'s ids as written follow; after <free>, any text; without a goal, only <free>', () => {
+    const goalIds = cased.goalIds(cased.encodeInput('open hotels', []));
+    const hotels = tok.encodeText(' hotels');
+    const capital = tok.encodeText('Hotels');
+    expect(capital.join(',')).not.toBe(hotels.join(','));
+    for (const mode of ['as-written', 'lower', 'capitalised'] as const) {
+      expect(allowed(constraint, goalIds, [...head, cased.caseId(mode), ...hotels, cased.eosId])).toBe(true);
+      expect(allowed(constraint, goalIds, [...head, cased.caseId(mode), ...capital, cased.eosId])).toBe(false);
+    }
+    expect(allowed(constraint, goalIds, [...head, cased.caseId('free'), ...capital, cased.eosId])).toBe(true);
+    expect(allowed(constraint, [], [...head, cased.caseId('lower'), ...hotels, cased.eosId])).toBe(false);
+    expect(allowed(constraint, [], [...head, cased.caseId('free'), ...hotels, cased.eosId])).toBe(true);
+  });
+
+  it('every text a copy case lets through is that case of a run of whole goal pieces (random walks)', () => {
+    const words = ['search', 'for', 'Hotels', 'in', 'PARIS', 'zyxq', 'Denver', '12', 'inch', '"pizza"', 'Straße'];
+    const runOf = (goal: string, mode: TextCase, text: string): boolean => {
+      const pieces = splitPieces(goal);
+      for (let i = 0; i < pieces.length; i++)
+        for (let j = i + 1; j <= pieces.length; j++) {
+          const run = pieces.slice(i, j).join('');
+          if (caseText(mode, run.startsWith(' ') ? run.slice(1) : run) === text) return true;
+        }
+      return false;
+    };
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.constantFrom<TextCase>('as-written', 'lower', 'capitalised'), fc.array(fc.nat(), { minLength: 16, maxLength: 16 }), (goalWords, mode, picks) => {
+        const goal = goalWords.join(' ');
+        const goalIds = cased.goalIds(cased.encodeInput(goal, []));
+        const ids = [...head, cased.caseId(mode)];
+        let s = constraint.initial(goalIds);
+        for (const id of ids) s = constraint.advance(s, id);
+        for (let k = 0; !constraint.isDone(s); k++) {
+          const ok = constraint.allowedIds(s);
+          const id = k < picks.length ? ok[picks[k]! % ok.length]! : ok.includes(cased.eosId) ? cased.eosId : ok[0]!;
+          ids.push(id);
+          s = constraint.advance(s, id);
+        }
+        const back = cased.decodeTarget(ids);
+        expect(back.ok).toBe(true);
+        expect(runOf(goal, mode, back.ok ? back.action.typed_text : ''), JSON.stringify({ goal, mode })).toBe(true);
+      }),
+    );
+  });
+
+  it('any run of the goal, in any case, round-trips through encodeTarget and decodeTarget (random runs)', () => {
+    const words = ['search', 'for', 'Hotels', 'in', 'PARIS', 'zyxq', 'Denver', '12', 'inch', 'pizza', 'Straße', 'İzmir'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.nat(), fc.nat(), fc.constantFrom(...TEXT_CASES), (goalWords, a, n, mode) => {
+        const goal = goalWords.join(' ');
+        const first = a % goalWords.length;
+        const text = caseText(mode, goalWords.slice(first, first + 1 + (n % (goalWords.length - first))).join(' '));
+        const target = cased.encodeTarget([ActionType.TYPE], typed(text), goal);
+        const back = cased.decodeTarget(target);
+        expect(back.ok && back.action.typed_text).toBe(text);
+        expect(allowed(constraint, cased.goalIds(cased.encodeInput(goal, [])), target)).toBe(true);
+      }),
+    );
+  });
+
+  it('the copy pointer learns from the text after the case token: the goal positions of the run', () => {
+    const goal = 'install zyxq hotels app';
+    const goalIds = cased.goalIds(cased.encodeInput(goal, []));
+    const target = cased.encodeTarget([ActionType.TYPE], typed('Zyxq Hotels'), goal);
+    const steps = cased.textSteps(target);
+    expect(steps[0]).toBe(target.indexOf(cased.actId) + 3);
+    expect(steps.map((t) => target[t]).at(-1)).toBe(cased.eosId);
+    const found = cased.copyPositions(goalIds, textOf(target))!;
+    expect(found.at.map((p) => goalIds[p])).toEqual(textOf(target));
   });
 });

@@ -15,9 +15,10 @@ beforeAll(async () => {
 
 const goal = 'install amazon shopping app';
 // " prime" is a vocabulary word the goal does not hold.
-const codec = new ActionCodec(buildWordTokenizer([goal, goal, 'buy prime', 'buy prime'], { minCount: 1 }), { copyText: true });
+const tokenizer = buildWordTokenizer([goal, goal, 'buy prime', 'buy prime'], { minCount: 1 });
+// Without case tokens (codecs from before them): the text starts right after TYPE.
+const codec = new ActionCodec(tokenizer, { copyText: true, caseModes: false });
 const constraint = new TargetConstraint(codec);
-const V = constraint.vocabSize;
 const id = (text: string): number => {
   const ids = codec.tokenizer.encodeText(text);
   if (ids.length !== 1) throw new Error(`'${text}' is not one token here: ${ids.join(',')}`);
@@ -53,9 +54,10 @@ function outsideTheGoal(): IncrementalDecoder<number[][]> {
 }
 
 /** A decoder whose next-token probabilities depend only on the last text token emitted (undefined before the first). */
-function scriptedBy(byLast: (last: number | undefined) => Map<number, number>): IncrementalDecoder<number[][]> {
+function scriptedBy(byLast: (last: number | undefined) => Map<number, number>, c: ActionCodec = codec): IncrementalDecoder<number[][]> {
+  const V = c.vocabSize;
   const next = (seen: readonly number[]): Map<number, number> => {
-    if (seen.length <= prefix.length) return new Map([[[codec.eosId, ...prefix][seen.length] ?? codec.eosId, 1]]);
+    if (seen.length <= prefix.length) return new Map([[[c.eosId, ...prefix][seen.length] ?? c.eosId, 1]]);
     const text = seen.slice(prefix.length + 1);
     return byLast(text[text.length - 1]);
   };
@@ -80,11 +82,11 @@ function scriptedBy(byLast: (last: number | undefined) => Map<number, number>): 
   };
 }
 
-const typedBy = (width: number, model = scripted()): string => {
-  const goalIds = codec.tokenizer.encodeText(goal);
+const typedBy = (width: number, model = scripted(), c = codec): string => {
+  const goalIds = c.tokenizer.encodeText(goal);
   const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
-  const [ids] = beamTypedText(model, constraint, codec, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
-  const d = codec.decodeTarget(ids!);
+  const [ids] = beamTypedText(model, new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
+  const d = c.decodeTarget(ids!);
   if (!d.ok) throw new Error(d.error);
   return d.action.typed_text;
 };
@@ -102,6 +104,35 @@ describe('beamTypedText', () => {
   it('a wider beam also weighs texts the goal does not hold; width 1 only copies', () => {
     expect(typedBy(1, outsideTheGoal())).toBe('amazon shopping');
     expect(typedBy(4, outsideTheGoal())).toBe('amazon prime');
+  });
+
+  describe('with case tokens', () => {
+    const cased = new ActionCodec(tokenizer, { copyText: true });
+    const caseOf = (m: 'as-written' | 'capitalised' | 'free'): number => cased.caseId(m);
+
+    it('the case comes first and cases the whole run: "Amazon Shopping" for "install amazon shopping app"', () => {
+      const model = scriptedBy((last) => {
+        if (last === undefined) return new Map([[caseOf('capitalised'), 0.6], [caseOf('as-written'), 0.3], [caseOf('free'), 0.1]]);
+        if (last === id(' amazon')) return new Map([[id(' shopping'), 0.95], [cased.eosId, 0.05]]);
+        if (last === id(' shopping')) return new Map([[cased.eosId, 0.9], [id(' app'), 0.1]]);
+        return new Map([[id(' amazon'), 0.9], [id(' shopping'), 0.1]]);
+      }, cased);
+      expect(typedBy(1, model, cased)).toBe('Amazon Shopping');
+      expect(typedBy(4, model, cased)).toBe('Amazon Shopping');
+    });
+
+    it('<free> writes what the goal does not hold when the model says so, without a second beam', () => {
+      const model = scriptedBy((last) => {
+        if (last === undefined) return new Map([[caseOf('free'), 0.7], [caseOf('as-written'), 0.3]]);
+        if (last === id('buy')) return new Map([[id(' prime'), 0.9], [cased.eosId, 0.1]]);
+        if (last === id(' prime')) return new Map([[cased.eosId, 0.95]]);
+        if (last === id(' amazon')) return new Map([[id(' shopping'), 0.9], [cased.eosId, 0.1]]);
+        if (last === id(' shopping')) return new Map([[cased.eosId, 0.9]]);
+        return new Map([[id('buy'), 0.6], [id(' amazon'), 0.4]]);
+      }, cased);
+      expect(typedBy(1, model, cased)).toBe('buy prime');
+      expect(typedBy(4, model, cased)).toBe('buy prime');
+    });
   });
 
   it('refuses a prefix that does not end at a TYPE action', () => {

@@ -14,12 +14,14 @@ import type { IncrementalDecoder } from './generate.js';
  * certain once it has begun, so a raw sum of log-probabilities would favour the shorter run for its
  * fewer factors, not for being more likely word by word.
  *
- * With the copy constraint and width > 1, a second beam of the same width searches texts free of
- * it: what a user types is not always in the goal ("costco.com" for "… on costco"), and only the
- * vocabulary writes it. Each beam scores over the ids its own constraint allows, so the best run of
- * the goal, its probabilities gathered on fewer ids, wins unless the model puts clearly more on a
- * text the goal lacks. Chosen on the validation split (README Results); scored over every id, both
- * beams put misspelt names first on names training never showed.
+ * A codec with case tokens (codec.ts caseModes) says itself whether the text is a run of the goal
+ * or free: the beam starts at the case token. Without them, and with the copy constraint and width >
+ * 1, a second beam of the same width searches texts free of it: what a user types is not always in
+ * the goal ("costco.com" for "… on costco"), and only the vocabulary writes it. Each beam scores
+ * over the ids its own constraint allows, so the best run of the goal, its probabilities gathered on
+ * fewer ids, wins unless the model puts clearly more on a text the goal lacks. Chosen on the
+ * validation split (README Results); scored over every id, both beams put misspelt names first on
+ * names training never showed.
  *
  * Rows are decoded again from their greedy prefix (plan, act, TYPE): grouped by prefix length so a
  * group steps in lockstep, then each row's state is copied per hypothesis. A hypothesis is dropped
@@ -91,18 +93,19 @@ function beamGroup<S>(
   tf.dispose([hFuse, inputMask]);
   const copy = encoded.copy && sourceRows(encoded.copy, rows.map((r) => r.batchRow));
   const starts = rows.map((r) => r.prefix.reduce((s, id) => constraint.advance(s, id), constraint.initial(r.goal)));
-  if (starts.some((s) => s.node !== GrammarNode.Text)) throw new Error('beamTypedText: a prefix does not end at a TYPE action');
-  // Feed the start token and the prefix; the last logits are the first text token's.
+  if (starts.some((s) => s.node !== GrammarNode.Text && s.node !== GrammarNode.Case)) throw new Error('beamTypedText: a prefix does not end at a TYPE action');
+  // A case token first (codec.casesText) is the vocabulary's to write; the copy mixes in from the text's first id.
+  const cased = starts[0]!.node === GrammarNode.Case;
+  // Feed the start token and the prefix; the last logits are the first token after TYPE.
   let logits: Float32Array = new Float32Array(0);
   for (let t = 0; t <= rows[0]!.prefix.length; t++) {
-    // The last step's input is the TYPE token: its output is the first text token's, where copying starts.
     const last = t === rows[0]!.prefix.length;
     const ids = rows.map((r) => (t === 0 ? model.config.decoderStartTokenId : r.prefix[t - 1]!));
-    ({ state, logits } = step(model, state, ids, V, last ? copy : null, rows.map((_, i) => i)));
+    ({ state, logits } = step(model, state, ids, V, last && !cased ? copy : null, rows.map((_, i) => i)));
   }
   const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
-  // Beside the copy, a beam free of it (width > 1): a text the goal does not hold, written by the vocabulary.
-  let beams: Hypothesis[][] = starts.flatMap((s, row) => (width > 1 && s.copy ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
+  // Beside the copy, a beam free of it (width > 1, no case token): a text the goal does not hold, written by the vocabulary.
+  let beams: Hypothesis[][] = starts.flatMap((s, row) => (width > 1 && s.copy && !cased ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
   // Each row's best finished text, over both its beams.
   const best: (Hypothesis | null)[] = rows.map(() => null);
   while (beams.some((b) => b.length > 0)) {

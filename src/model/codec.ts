@@ -8,9 +8,10 @@
  *   T+7 <plan> · T+8 <act> · T+9 <hist>
  *   T+10 ..    <y_0> .. <y_Q>      (Q = coordBins; <y_b> stands for y = b / Q)
  *   then       <x_0> .. <x_Q>
+ *   then       <as-written> <lower> <capitalised> <free>   (with caseModes: how a TYPE action's text is cased)
  *
  * Input:  goal-text <hist> { type [ty tx ly lx if DUAL_POINT] [text if TYPE] }* <eos>
- * Target: <plan> type{1..maxPlan} <act> type [ty tx ly lx if DUAL_POINT] [text if TYPE] <eos>
+ * Target: <plan> type{1..maxPlan} <act> type [ty tx ly lx if DUAL_POINT] [[case] text if TYPE] <eos>
  * Text needs no closing token: text ids are all < T and every following token is special (≥ T) or eos.
  *
  * Coordinates are quantised to the grid b / Q (round to nearest), so the error is at most half a
@@ -38,6 +39,16 @@ export interface CodecConfig {
    * so the text comes out character for character, unseen words included.
    */
   copyText: boolean;
+  /**
+   * With copyText, a TYPE target's text starts with one case token: the text is a run of the goal's
+   * pieces, as written, lower-cased or Capitalised word by word (the run's own ids follow, as the goal
+   * spells them), or <free>, text the goal does not hold, written from the vocabulary. Why: how a user
+   * casts a name ("Hulu" for "install hulu app", "weather in seoul" for "… in Seoul?") is one decision
+   * for the whole text, taught by every TYPE example, where a casing per word left it to whichever
+   * word-level variant the copy favoured ("amazon Shopping"), and a run of the goal was typed where the
+   * goal holds no run at all ("costco, open the …" for "costco.com").
+   */
+  caseModes: boolean;
 }
 
 export const DEFAULT_CODEC_CONFIG: Readonly<CodecConfig> = {
@@ -47,6 +58,7 @@ export const DEFAULT_CODEC_CONFIG: Readonly<CodecConfig> = {
   maxInputTokens: 128,
   maxTargetTokens: 48,
   copyText: true,
+  caseModes: true,
 };
 
 export const CODEC_KIND = 'autoui-codec-v1';
@@ -96,7 +108,9 @@ function validateConfig(cfg: CodecConfig, where: string): void {
   int('maxInputTokens', 3);
   // The longest non-text target: <plan> + maxPlan types + <act> + type + 4 coordinates + eos.
   int('maxTargetTokens', cfg.maxPlan + 8);
-  if (typeof cfg.copyText !== 'boolean') throw new InputError(`must be a boolean, got ${JSON.stringify(cfg.copyText)}`, `${where}.copyText`);
+  for (const flag of ['copyText', 'caseModes'] as const) {
+    if (typeof cfg[flag] !== 'boolean') throw new InputError(`must be a boolean, got ${JSON.stringify(cfg[flag])}`, `${where}.${flag}`);
+  }
 }
 
 function checkCoordinate(p: YX, axis: 0 | 1, where: string): number {
@@ -120,6 +134,8 @@ export class ActionCodec {
   readonly yBase: number;
   /** Id of <x_0>; <x_b> = xBase + b. */
   readonly xBase: number;
+  /** Id of the first case token (TEXT_CASES order); only meaningful with caseModes. */
+  readonly caseBase: number;
   private readonly typeIds: Readonly<Record<ActionTypeId, number>>;
 
   constructor(tokenizer: TextTokenizer, cfg: Partial<CodecConfig> = {}) {
@@ -135,7 +151,22 @@ export class ActionCodec {
     this.histId = t + 9;
     this.yBase = t + 10;
     this.xBase = this.yBase + config.coordBins + 1;
-    this.vocabSize = this.xBase + config.coordBins + 1;
+    this.caseBase = this.xBase + config.coordBins + 1;
+    this.vocabSize = this.caseBase + (config.caseModes ? TEXT_CASES.length : 0);
+  }
+
+  /** Whether TYPE targets start their text with a case token. */
+  get casesText(): boolean {
+    return this.config.copyText && this.config.caseModes;
+  }
+
+  caseId(mode: TextCase): number {
+    return this.caseBase + TEXT_CASES.indexOf(mode);
+  }
+
+  /** The case a token stands for, if it is a case token of a codec with caseModes. */
+  caseOf(id: number): TextCase | undefined {
+    return this.casesText && id >= this.caseBase && id < this.vocabSize ? TEXT_CASES[id - this.caseBase] : undefined;
   }
 
   get eosId(): number {
@@ -171,8 +202,9 @@ export class ActionCodec {
   textSteps(target: readonly number[]): number[] {
     const a = target.indexOf(this.actId);
     if (a < 0 || target[a + 1] !== this.typeIds[ActionType.TYPE]) return [];
-    const end = target.indexOf(this.eosId, a + 2);
-    return Array.from({ length: (end < 0 ? target.length : end + 1) - (a + 2) }, (_, k) => a + 2 + k);
+    const first = a + (this.casesText ? 3 : 2); // the case token is the vocabulary's to write
+    const end = target.indexOf(this.eosId, first);
+    return Array.from({ length: Math.max(0, (end < 0 ? target.length : end + 1) - first) }, (_, k) => first + k);
   }
 
   /** Whether the next token after `generated` is the first coordinate of a DUAL_POINT action (the step tapStep names). */
@@ -228,7 +260,7 @@ export class ActionCodec {
       this.planId,
       ...plan.slice(0, this.config.maxPlan).map((t) => this.typeIds[t]),
       this.actId,
-      ...this.encodeRaw(action, 'action', goal),
+      ...this.encodeRaw(action, 'action', { goal }),
       this.eosId,
     ];
     if (ids.length > this.config.maxTargetTokens) {
@@ -244,7 +276,7 @@ export class ActionCodec {
    * Validates the raw action (normalisation would silently turn a NaN or off-screen point into a
    * scroll), normalises it per the paper, then encodes it.
    */
-  private encodeRaw(a: AitwAction, where: string, goal?: string): number[] {
+  private encodeRaw(a: AitwAction, where: string, target?: { goal?: string }): number[] {
     if (!isActionTypeId(a.action_type)) {
       throw new InputError(`unknown action type ${JSON.stringify(a.action_type)}`, `${where}.action_type`);
     }
@@ -253,11 +285,11 @@ export class ActionCodec {
         for (const axis of [0, 1] as const) checkCoordinate(a[field], axis, `${where}.${field}`);
       }
     }
-    return this.encodeAction(normalizeAction(a), where, goal);
+    return this.encodeAction(normalizeAction(a), where, target);
   }
 
-  /** type [ty tx ly lx] [text]; fields the type does not use are ignored. */
-  private encodeAction(a: AitwAction, where: string, goal?: string): number[] {
+  /** type [ty tx ly lx] [text]; fields the type does not use are ignored. `target`: the action is a target (of an episode with this goal), not history. */
+  private encodeAction(a: AitwAction, where: string, target?: { goal?: string }): number[] {
     const ids = [this.typeIds[a.action_type]];
     if (a.action_type === ActionType.DUAL_POINT) {
       ids.push(
@@ -266,7 +298,11 @@ export class ActionCodec {
         this.yBase + this.quantizeField(a.lift_yx, 0, `${where}.lift_yx`),
         this.xBase + this.quantizeField(a.lift_yx, 1, `${where}.lift_yx`),
       );
+    } else if (a.action_type === ActionType.TYPE && target && this.casesText) {
+      const cased = target.goal === undefined ? null : this.casedSpan(target.goal, a.typed_text);
+      ids.push(...(cased ? [this.caseId(cased.mode), ...cased.ids] : [this.caseId('free'), ...this.encodeText(a.typed_text, `${where}.typed_text`)]));
     } else if (a.action_type === ActionType.TYPE) {
+      const goal = target?.goal;
       const span = this.config.copyText && goal !== undefined ? this.goalSpan(goal, a.typed_text) : null;
       // With copyText, decoding drops one leading space (a copied word's); free text that starts
       // with a space gets one more so it round-trips.
@@ -303,15 +339,36 @@ export class ActionCodec {
   }
 
   /**
+   * With caseModes: the first run of the goal's whole pieces that spells `text` in a copy case (as
+   * written before lower-cased before Capitalised), with the run's ids as the goal spells them; a
+   * word's attached leading space may come along (decoding drops it). Null when there is none.
+   */
+  private casedSpan(goal: string, text: string): { mode: TextCase; ids: number[] } | null {
+    const pieces = text === '' ? null : this.goalPieces(goal);
+    if (!pieces) return null;
+    for (const mode of COPY_CASES) {
+      for (let i = 0; i < pieces.length; i++) {
+        let run = '';
+        for (let j = i; j < pieces.length && run.length <= 2 * text.length; j++) {
+          run += pieces[j]!.text;
+          if (caseText(mode, run.startsWith(' ') ? run.slice(1) : run) === text) return { mode, ids: pieces.slice(i, j + 1).flatMap((p) => p.ids) };
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
    * The goal as the copy mechanism reads it: one entry per piece (a word with its leading space, a
    * number, a symbol), holding the piece's ids in each casing a user may type it (as written, lower
-   * case, Capitalised). A name the vocabulary spells in bytes is one piece of many ids, so a copy
-   * cannot stop inside it. Where the ids are not the goal's piece-by-piece encoding (possible for
+   * case, Capitalised; with caseModes only as written, the case token casing the whole text). A name
+   * the vocabulary spells in bytes is one piece of many ids, so a copy cannot stop inside it. Where the ids are not the goal's piece-by-piece encoding (possible for
    * tokenizers other than words-v1), every id is a piece of its own, with one casing.
    */
   copyPieces(goalIds: readonly number[]): CopyPiece[] {
     const pieces = this.goalPieces(this.tokenizer.decodeText([...goalIds]));
     if (!pieces || pieces.flatMap((p) => p.ids).join(',') !== goalIds.join(',')) return goalIds.map((id) => [[id]]);
+    if (this.config.caseModes) return pieces.map((p) => [p.ids]);
     return pieces.map((p) => casings(p.text).map((t) => (t === p.text ? p.ids : this.tokenizer.encodeText(t))));
   }
 
@@ -421,12 +478,16 @@ export class ActionCodec {
       touch = [coords[0]!, coords[1]!];
       lift = [coords[2]!, coords[3]!];
     } else if (type === ActionType.TYPE) {
+      const mode = this.casesText ? this.caseOf(ids[i]!) : undefined;
+      if (this.casesText && (i >= end || mode === undefined)) return bad(i, 'a case token');
+      if (mode !== undefined) i++;
       const textIds = ids.slice(i, end);
       const j = textIds.findIndex((id) => !this.tokenizer.isTextId(id));
       if (j >= 0) return bad(i + j, 'a text token or <eos>');
       text = this.tokenizer.decodeText(textIds);
       // A copied span may start with the space its first word carries in the goal.
-      if (this.config.copyText && text.startsWith(' ')) text = text.slice(1);
+      if (this.config.copyText && mode !== 'free' && text.startsWith(' ')) text = text.slice(1);
+      if (mode !== undefined) text = caseText(mode, text);
       i = end;
     }
     if (i < end) return bad(i, '<eos>');
@@ -442,7 +503,9 @@ export class ActionCodec {
     if (id === this.actId) return '<act>';
     if (id === this.histId) return '<hist>';
     if (id >= this.yBase && id < this.xBase) return `<y_${id - this.yBase}>`;
-    if (id >= this.xBase && id < this.vocabSize) return `<x_${id - this.xBase}>`;
+    if (id >= this.xBase && id < this.caseBase) return `<x_${id - this.xBase}>`;
+    const mode = this.caseOf(id);
+    if (mode !== undefined) return `<${mode}>`;
     return `<invalid ${id}>`;
   }
 
@@ -460,11 +523,23 @@ export class ActionCodec {
     }
     if (typeof j.config !== 'object' || j.config === null) throw new InputError('missing config object', 'codec.config');
     const { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens } = j.config;
-    // Checkpoints written before copyText existed generated typed text freely.
-    const config: CodecConfig = { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens, copyText: j.config.copyText ?? false };
+    // Checkpoints written before copyText existed generated typed text freely; before caseModes, cased word by word.
+    const config: CodecConfig = { coordBins, maxHistory, maxPlan, maxInputTokens, maxTargetTokens, copyText: j.config.copyText ?? false, caseModes: j.config.caseModes ?? false };
     validateConfig(config, 'codec.config'); // before defaults could mask a missing field
     return new ActionCodec(tokenizerFromJSON(j.tokenizer), config);
   }
+}
+
+/** How a TYPE action's text is cased (caseModes): the case tokens' order. */
+export const TEXT_CASES = ['as-written', 'lower', 'capitalised', 'free'] as const;
+export type TextCase = (typeof TEXT_CASES)[number];
+const COPY_CASES: readonly TextCase[] = ['as-written', 'lower', 'capitalised'];
+
+/** `text` in case `mode`: lower-cased, Capitalised word by word (each piece lower-cased, then its first letter upper), or as it is. */
+export function caseText(mode: TextCase, text: string): string {
+  if (mode === 'lower') return text.toLowerCase();
+  if (mode === 'capitalised') return splitPieces(text).map((p) => capitalise(p.toLowerCase())).join('');
+  return text;
 }
 
 /** A goal piece's ids in each casing the copy mechanism accepts; the first is the piece as written. */

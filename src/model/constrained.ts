@@ -1,6 +1,6 @@
 /**
  * Constrained decoding for the target grammar of codec.ts:
- *   <plan> type{1..maxPlan} <act> type [ty tx ly lx if DUAL_POINT] [text* if TYPE] <eos> <pad>*
+ *   <plan> type{1..maxPlan} <act> type [ty tx ly lx if DUAL_POINT] [[case] text* if TYPE] <eos> <pad>*
  *
  * One immutable state per sequence (beams can share and fork them freely). `mask(state)` returns a
  * cached additive logits mask (0 allowed, -Infinity not), `allowedIds(state)` the allowed ids; both
@@ -10,13 +10,15 @@
  * can produce: the touch point itself (a tap) or, when the touch is a scroll start, the matching
  * scroll end. With the codec's copyText and a row's goal ids, typed text may only be a run of the
  * goal's whole pieces, each as written, lower-cased or Capitalised (the copy mechanism: what is
- * typed is a piece of the goal, and a word spelled in bytes is copied to its end). Every sequence
+ * typed is a piece of the goal, and a word spelled in bytes is copied to its end); with caseModes a
+ * case token comes first, and the run that follows a copy case is the goal's pieces as written, or
+ * any text after <free> (or without a goal to copy from). Every sequence
  * the constraint allows and that ends in eos decodes with `codec.decodeTarget` to ok, and is at
  * most `maxTargetTokens` long.
  */
 import { SCROLL_POINTS } from '../data/normalize.js';
 import { ActionType, type ActionTypeId } from '../data/types.js';
-import { TYPE_TOKEN_ORDER, type ActionCodec, type CopyPiece } from './codec.js';
+import { TEXT_CASES, TYPE_TOKEN_ORDER, type ActionCodec, type CopyPiece } from './codec.js';
 
 export enum GrammarNode {
   Start,
@@ -27,11 +29,13 @@ export enum GrammarNode {
   LiftY,
   LiftX,
   End,
+  /** A TYPE action's case token (caseModes). */
+  Case,
   Text,
   Done,
 }
 
-const NODE_COUNT = 10;
+const NODE_COUNT = 11;
 
 export interface ConstraintState {
   readonly node: GrammarNode;
@@ -145,7 +149,7 @@ export class TargetConstraint {
       case GrammarNode.ActType: {
         const type = c.typeOf(token) as ActionTypeId;
         if (type === ActionType.DUAL_POINT) return next(GrammarNode.TouchY);
-        if (type === ActionType.TYPE) return next(GrammarNode.Text);
+        if (type === ActionType.TYPE) return next(c.casesText ? GrammarNode.Case : GrammarNode.Text);
         return next(GrammarNode.End);
       }
       case GrammarNode.TouchY:
@@ -156,6 +160,8 @@ export class TargetConstraint {
         return next(GrammarNode.LiftX, { ly: token - c.yBase });
       case GrammarNode.LiftX:
         return next(GrammarNode.End);
+      case GrammarNode.Case:
+        return next(GrammarNode.Text, c.caseOf(token) === 'free' ? { copy: null } : {});
       case GrammarNode.Text:
         if (token === c.eosId) return next(GrammarNode.Done);
         return next(GrammarNode.Text, s.copy ? { copy: { pieces: s.copy.pieces, at: copyNext(s.copy, token) } } : {});
@@ -218,6 +224,9 @@ export class TargetConstraint {
       case GrammarNode.Text:
         sub = this.textRoom(s) ? 0 : 1;
         break;
+      case GrammarNode.Case:
+        sub = s.copy ? 0 : 1;
+        break;
     }
     return sub * NODE_COUNT + s.node;
   }
@@ -251,6 +260,8 @@ export class TargetConstraint {
         return this.normalised ? this.liftBins(s).map((b) => c.xBase + b) : range(c.xBase);
       case GrammarNode.End:
         return [c.eosId];
+      case GrammarNode.Case:
+        return s.copy ? TEXT_CASES.map((m) => c.caseId(m)) : [c.caseId('free')];
       case GrammarNode.Text:
         return this.textRoom(s) ? [...this.textIds, c.eosId] : [c.eosId];
       case GrammarNode.Done:

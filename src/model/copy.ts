@@ -16,9 +16,10 @@ import { dense } from './layers.js';
  * states say ("for …", quotes), so it carries to names training never showed. Why the stop: where
  * a typed name ends is said by what follows it in the goal (" page", " app", " from"), not by the
  * name, so the stop is read off the position the pointer would copy next, s_i, which does not depend
- * on having seen the name. The vocabulary side writes a casing the goal lacks ("Yelp" for "install
- * yelp app") and what no run of the goal holds (".com" after "costco"), which decoding types only
- * from the text beam's second beam, free of the copy constraint (infer/text_beam.ts). W_c, w_g,
+ * on having seen the name. The vocabulary side writes the case token before the text (codec.ts
+ * caseModes: how the copied run is cased, or <free>) and, after <free>, what no run of the goal holds
+ * (".com" after "costco"); for codecs without case tokens, a casing the goal lacks ("Yelp" for
+ * "install yelp app"), and free text only from the text beam's second beam (infer/text_beam.ts). W_c, w_g,
  * b_g, w_s and b_s start at zero: an untrained pointer looks at the goal uniformly, the two sides
  * weighted equally.
  */
