@@ -27,6 +27,22 @@ function allowed(constraint: TargetConstraint, goal: number[], ids: number[]): b
   return constraint.isDone(s);
 }
 
+/**
+ * A target through the constraint from `start`: the allowed id `picks` chooses at each step, then the
+ * shortest way out (eos as soon as it is allowed).
+ */
+function randomWalk(constraint: TargetConstraint, goal: number[], start: readonly number[], picks: readonly number[]): number[] {
+  const ids = [...start];
+  let s = start.reduce((st, id) => constraint.advance(st, id), constraint.initial(goal));
+  for (let k = 0; !constraint.isDone(s); k++) {
+    const ok = constraint.allowedIds(s);
+    const id = k < picks.length ? ok[picks[k]! % ok.length]! : ok.includes(tok.eosId) ? tok.eosId : ok[0]!;
+    ids.push(id);
+    s = constraint.advance(s, id);
+  }
+  return ids;
+}
+
 /** True when `text` is a run of the goal's pieces, each as written, lower-cased or Capitalised (one leading space may be dropped). */
 function isCopy(goal: string, text: string): boolean {
   const pieces = splitPieces(goal);
@@ -128,18 +144,7 @@ describe('copying typed text from the goal, word by word cased (no case tokens)'
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { minLength: 24, maxLength: 24 }), (goalWords, picks) => {
         const goal = goalWords.join(' ');
-        const goalIds = codec.goalIds(codec.encodeInput(goal, []));
-        const ids = [...prefix];
-        let s = constraint.initial(goalIds);
-        for (const id of ids) s = constraint.advance(s, id);
-        for (let k = 0; !constraint.isDone(s); k++) {
-          const allowedIds = constraint.allowedIds(s);
-          // Random choices first, then the shortest way out (eos as soon as it is allowed).
-          const id = k < picks.length ? allowedIds[picks[k]! % allowedIds.length]! : allowedIds.includes(codec.eosId) ? codec.eosId : allowedIds[0]!;
-          ids.push(id);
-          s = constraint.advance(s, id);
-        }
-        const back = codec.decodeTarget(ids);
+        const back = codec.decodeTarget(randomWalk(constraint, codec.goalIds(codec.encodeInput(goal, [])), prefix, picks));
         expect(back.ok).toBe(true);
         const text = back.ok ? back.action.typed_text : '';
         expect(isCopy(goal, text), JSON.stringify({ goal, text })).toBe(true);
@@ -266,17 +271,7 @@ describe('case tokens: the whole typed text cased once', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), fc.constantFrom<TextCase>('as-written', 'lower', 'capitalised'), fc.array(fc.nat(), { minLength: 16, maxLength: 16 }), (goalWords, mode, picks) => {
         const goal = goalWords.join(' ');
-        const goalIds = cased.goalIds(cased.encodeInput(goal, []));
-        const ids = [...head, cased.caseId(mode)];
-        let s = constraint.initial(goalIds);
-        for (const id of ids) s = constraint.advance(s, id);
-        for (let k = 0; !constraint.isDone(s); k++) {
-          const ok = constraint.allowedIds(s);
-          const id = k < picks.length ? ok[picks[k]! % ok.length]! : ok.includes(cased.eosId) ? cased.eosId : ok[0]!;
-          ids.push(id);
-          s = constraint.advance(s, id);
-        }
-        const back = cased.decodeTarget(ids);
+        const back = cased.decodeTarget(randomWalk(constraint, cased.goalIds(cased.encodeInput(goal, [])), [...head, cased.caseId(mode)], picks));
         expect(back.ok).toBe(true);
         expect(runOf(goal, mode, back.ok ? back.action.typed_text : ''), JSON.stringify({ goal, mode })).toBe(true);
       }),
