@@ -68,6 +68,11 @@ describe('train recipes', () => {
     }
   });
 
+  it('--case-tokens turns the case tokens on; the recipe leaves them off', () => {
+    expect(trainOptionsFrom(base).caseTokens).toBe(false);
+    expect(trainOptionsFrom({ ...base, caseTokens: true }).caseTokens).toBe(true);
+  });
+
   it('refuses an unknown config, naming the option', () => {
     expect(() => trainOptionsFrom({ ...base, config: 'huge' })).toThrow(/--config: unknown config 'huge'/);
   });

@@ -49,13 +49,11 @@ describe('ActionCodec layout', () => {
   it('appends its special tokens after the text vocabulary', () => {
     const t = tok.vocabSize;
     expect(codec.specialBase).toBe(t);
-    expect(codec.vocabSize).toBe(t + 10 + 2 * 101 + 4);
-    expect(codec.render([t, t + 1, t + 6, t + 7, t + 8, t + 9, t + 10, t + 110, t + 111, t + 211, t + 212, t + 215])).toBe(
-      '<TYPE> <DUAL_POINT> <IMPOSSIBLE> <plan> <act> <hist> <y_0> <y_100> <x_0> <x_100> <as-written> <free>',
+    expect(codec.vocabSize).toBe(t + 10 + 2 * 101);
+    expect(codec.render([t, t + 1, t + 6, t + 7, t + 8, t + 9, t + 10, t + 110, t + 111, t + 211])).toBe(
+      '<TYPE> <DUAL_POINT> <IMPOSSIBLE> <plan> <act> <hist> <y_0> <y_100> <x_0> <x_100>',
     );
-    expect(new ActionCodec(tok, { coordBins: 10 }).vocabSize).toBe(t + 10 + 22 + 4);
-    // Without case tokens (checkpoints from before them) the layout ends at the x bins.
-    expect(new ActionCodec(tok, { caseModes: false }).vocabSize).toBe(t + 10 + 2 * 101);
+    expect(new ActionCodec(tok, { coordBins: 10 }).vocabSize).toBe(t + 10 + 22);
   });
 });
 
@@ -78,9 +76,7 @@ describe('encodeTarget', () => {
 
   it('writes typed text after TYPE and nothing after other types; keeps only maxPlan plan entries', () => {
     const ids = codec.encodeTarget([ActionType.TYPE, ActionType.PRESS_ENTER], typed('lg ultragear'));
-    expect(codec.render(ids)).toBe('<plan> <TYPE> <PRESS_ENTER> <act> <TYPE> <free> "lg" " ultragear" <eos>');
-    const old = new ActionCodec(tok, { caseModes: false }).encodeTarget([ActionType.TYPE], typed('lg ultragear'));
-    expect(codec.render(old)).toBe('<plan> <TYPE> <act> <TYPE> "lg" " ultragear" <eos>');
+    expect(codec.render(ids)).toBe('<plan> <TYPE> <PRESS_ENTER> <act> <TYPE> "lg" " ultragear" <eos>');
     const plan = [4, 4, 4, 3, 7, 10] as ActionTypeId[];
     const back = codec.encodeTarget(plan, act(ActionType.PRESS_BACK, { typed_text: 'ignored' }));
     expect(codec.render(back)).toBe('<plan> <DUAL_POINT> <DUAL_POINT> <DUAL_POINT> <TYPE> <act> <PRESS_BACK> <eos>');
@@ -94,7 +90,7 @@ describe('encodeTarget', () => {
     expect(() => codec.encodeTarget([3], typed('bad \ud800'))).toThrow(/^action\.typed_text: text is not well-formed Unicode/);
     expect(() => codec.encodeInput('bad \udfff', [])).toThrow(/^goal: text is not well-formed/);
     const small = new ActionCodec(tok, { maxTargetTokens: 12 });
-    expect(() => small.encodeTarget([3], typed('a b c d e f g h'))).toThrow(/action\.typed_text: target is 20 tokens, more than maxTargetTokens 12/);
+    expect(() => small.encodeTarget([3], typed('a b c d e f g h'))).toThrow(/action\.typed_text: target is 19 tokens, more than maxTargetTokens 12/);
   });
 });
 
@@ -133,10 +129,8 @@ describe('decodeTarget', () => {
       [[P, DP, A, DP, y(1), x(1), y(1), E], /token 7: expected <x_\*> \(lift x\), got <eos>/],
       [[P, DP, A, DP, y(1), x(1), y(1), x(1), y(1), E], /token 8: expected <eos>, got <y_1>/],
       [[P, T(5), A, T(5), word, E], /token 4: expected <eos>, got "ebay"/],
-      [[P, T(3), A, T(3), word, E], /token 4: expected a case token, got "ebay"/],
-      [[P, T(3), A, T(3), E], /token 4: expected a case token, got <eos>/],
-      [[P, T(3), A, T(3), c.caseId('free'), word, H, E], /token 6: expected a text token or <eos>, got <hist>/],
-      [[P, T(3), A, T(3), c.caseId('lower'), tok.unkId, E], /expected a text token or <eos>, got <unk>/],
+      [[P, T(3), A, T(3), word, H, E], /token 5: expected a text token or <eos>, got <hist>/],
+      [[P, T(3), A, T(3), tok.unkId, E], /expected a text token or <eos>, got <unk>/],
       [[P, DP, A, DP, c.vocabSize, E], /outside the vocabulary/],
     ];
     for (const [ids, msg] of cases) {

@@ -11,8 +11,8 @@ import { TargetConstraint } from '../src/model/constrained.js';
 import { buildWordTokenizer, capitalise, splitPieces } from '../src/model/tokenizer.js';
 
 const tok = buildWordTokenizer(['search for hotels in paris on google', 'search for hotels'], { minCount: 1 });
-/** Without case tokens: each copied word in its own casing. */
-const codec = new ActionCodec(tok, { caseModes: false });
+/** Without case tokens (the default): each copied word in its own casing. */
+const codec = new ActionCodec(tok);
 /** A target up to its typed text: <plan> TYPE <act> TYPE. */
 const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
 const typed = (text: string): AitwAction => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
@@ -59,7 +59,7 @@ function isCopy(goal: string, text: string): boolean {
   return false;
 }
 
-describe('copying typed text from the goal, word by word cased (no case tokens)', () => {
+describe('copying typed text from the goal, word by word cased (no case tokens, the default)', () => {
   it('encodes a span of the goal as the goal\'s tokens and decodes it exactly, unseen words included', () => {
     for (const [goal, text] of [
       ['search for hotels in paris on google', 'hotels in paris'],
@@ -195,7 +195,7 @@ describe('copying typed text from the goal, word by word cased (no case tokens)'
   });
 
   it('old checkpoints (no copyText in their codec) keep generating freely; none before case tokens has them', () => {
-    const json = new ActionCodec(tok).toJSON();
+    const json = new ActionCodec(tok, { caseModes: true }).toJSON();
     const { copyText: _, caseModes: __, ...old } = json.config;
     const restored = ActionCodec.fromJSON({ ...json, config: old as typeof json.config });
     expect(restored.config.copyText).toBe(false);
@@ -204,11 +204,31 @@ describe('copying typed text from the goal, word by word cased (no case tokens)'
   });
 });
 
-describe('case tokens: the whole typed text cased once', () => {
-  const cased = new ActionCodec(tok);
+describe('case tokens (train --case-tokens): the whole typed text cased once', () => {
+  const cased = new ActionCodec(tok, { caseModes: true });
   const constraint = new TargetConstraint(cased);
   const head = [cased.planId, cased.typeId(ActionType.TYPE), cased.actId, cased.typeId(ActionType.TYPE)];
   const textOf = (target: number[]): number[] => target.slice(target.indexOf(cased.actId) + 3, -1);
+
+  it('come after the x bins, one per case, and only in a codec that has them', () => {
+    const x100 = cased.xBase + cased.config.coordBins;
+    expect(cased.vocabSize).toBe(codec.vocabSize + 4);
+    expect(cased.render([x100, x100 + 1, x100 + 2, x100 + 3, x100 + 4])).toBe('<x_100> <as-written> <lower> <capitalised> <free>');
+    expect(codec.caseOf(x100 + 1)).toBeUndefined();
+  });
+
+  it('a TYPE target must have its case token; nothing is guessed', () => {
+    const word = tok.encodeText('hotels')[0]!;
+    for (const [ids, msg] of [
+      [[...head, word, cased.eosId], /token 4: expected a case token, got "hotels"/],
+      [[...head, cased.eosId], /token 4: expected a case token, got <eos>/],
+      [[...head, cased.caseId('free'), word, cased.histId, cased.eosId], /token 6: expected a text token or <eos>, got <hist>/],
+    ] as const) {
+      const res = cased.decodeTarget([...ids]);
+      expect(res.ok).toBe(false);
+      if (!res.ok) expect(res.error).toMatch(msg);
+    }
+  });
 
   it('encodes a run of the goal as its case token and the goal\'s own ids, and decodes it exactly', () => {
     for (const [goal, text, mode] of [

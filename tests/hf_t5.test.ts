@@ -256,8 +256,7 @@ describe('our checkpoints load in PyTorch', () => {
   it('keeps HF names for every language tensor; the fixture still reproduces', async () => {
     const ref = await reference('flan-t5');
     const init = await initFromHuggingFace(join(FIXTURES, 'flan-t5'));
-    // The committed checkpoint's vocabulary predates the case tokens (260 rows).
-    const codec = new ActionCodec(init.tokenizer, { caseModes: false });
+    const codec = new ActionCodec(init.tokenizer);
     const config = pretrainedModelConfig(init, { vocabSize: codec.vocabSize, screenDim: 6 });
     const model = new AutoUiModel(config, 11);
     loadPretrainedInto(model, init);

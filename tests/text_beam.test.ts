@@ -16,8 +16,8 @@ beforeAll(async () => {
 const goal = 'install amazon shopping app';
 // " prime" is a vocabulary word the goal does not hold.
 const tokenizer = buildWordTokenizer([goal, goal, 'buy prime', 'buy prime'], { minCount: 1 });
-// Without case tokens (codecs from before them): the text starts right after TYPE.
-const codec = new ActionCodec(tokenizer, { copyText: true, caseModes: false });
+// Without case tokens (the default): the text starts right after TYPE.
+const codec = new ActionCodec(tokenizer, { copyText: true });
 const constraint = new TargetConstraint(codec);
 const id = (text: string): number => {
   const ids = codec.tokenizer.encodeText(text);
@@ -107,7 +107,7 @@ describe('beamTypedText', () => {
   });
 
   describe('with case tokens', () => {
-    const cased = new ActionCodec(tokenizer, { copyText: true });
+    const cased = new ActionCodec(tokenizer, { copyText: true, caseModes: true });
     const caseOf = (m: 'as-written' | 'capitalised' | 'free'): number => cased.caseId(m);
 
     it('the case comes first and cases the whole run: "Amazon Shopping" for "install amazon shopping app"', () => {

@@ -128,6 +128,15 @@ describe('train', () => {
     expect(again.state.history).toHaveLength(1);
   });
 
+  it('--case-tokens writes a codec with case tokens (and a vocabulary 4 rows larger); the default does not', async () => {
+    await train(opts('cased', { maxSteps: 2, caseTokens: true }));
+    await train(opts('plain', { maxSteps: 2 }));
+    const meta = (dir: string) => JSON.parse(readFileSync(join(root, dir, 'last', 'config.json'), 'utf8'));
+    expect(meta('cased').codec.config.caseModes).toBe(true);
+    expect(meta('plain').codec.config.caseModes).toBe(false);
+    expect(meta('cased').model.vocabSize).toBe(meta('plain').model.vocabSize + 4);
+  });
+
   it('--val-epochs validates the last epochs only and trains the same weights', async () => {
     const all = await train(opts('val-all', { epochs: 3, valEpochs: Number.POSITIVE_INFINITY }));
     const last = await train(opts('val-last', { epochs: 3, valEpochs: 1 }));

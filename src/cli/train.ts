@@ -50,6 +50,8 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   textMatch?: boolean;
   /** false with --no-copy-pointer. */
   copyPointer?: boolean;
+  /** true with --case-tokens. */
+  caseTokens?: boolean;
 };
 
 /** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
@@ -66,6 +68,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     ...flags,
     ...(o.textMatch === false ? { textMatch: false } : {}),
     ...(o.copyPointer === false ? { copyPointer: false } : {}),
+    ...(o.caseTokens ? { caseTokens: true } : {}),
     data: o.data,
     out: o.out,
     init: o.init,
@@ -94,6 +97,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--subset-fraction <list>', 'shares of subsets drawn per epoch, e.g. web_shopping=0.6,install=0.7 (up to 10: above 1 a subset’s rows repeat, e.g. web=3), merged over the recipe’s (a google_apps entry overrides --google-apps-fraction)', subsetFractionOption('--subset-fraction'))
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
+    .option('--case-tokens', 'typed text starts with one case token for the whole text (as written, lower, Capitalised, or free text) instead of a casing per copied word')
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 

@@ -62,6 +62,8 @@ export interface TrainRecipe {
    * mixture's loss alone.
    */
   copyPositionWeight: number;
+  /** A TYPE action's text starts with one case token for the whole text (codec caseModes: as written, lower, Capitalised or free). */
+  caseTokens: boolean;
   /**
    * Most words the tokenizer built from the training goals keeps (a pretrained start keeps its own).
    * Every other word is spelled in bytes, in the goal and on the screen alike: a small vocabulary
@@ -95,6 +97,9 @@ const COMMON = {
   // Off: at weight 1, on three seeds, validation typed text gained 2.8 points but the seen sites' web steps lost 5
   // and the seen-site live tasks did not move (README Results).
   copyPositionWeight: 0,
+  // Off: on three seeds validation typed text gained 2.4 points, the seen sites' web steps lost 2.9 and their live
+  // tasks 1.7 of 56 (README Results: "One case for the whole typed text").
+  caseTokens: false,
 } as const;
 
 export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {

@@ -219,7 +219,7 @@ function resumed(meta: AutoUiCheckpointMeta, lastDir: string, manifest: Manifest
 async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTable, screenText: ScreenTextMeta | null): Promise<{ meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: HfT5Init }> {
   const pretrained = opts.init ? await initFromHuggingFace(opts.init) : undefined;
   const tokenizer = pretrained ? pretrained.tokenizer : buildWordTokenizer(trainingCorpus(table), { maxWords: opts.vocabWords });
-  const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, ...opts.codec });
+  const codec = new ActionCodec(tokenizer, { coordBins: opts.coordBins, caseModes: opts.caseTokens, ...opts.codec });
   // The pointer learns on tap targets read off a patch grid (grounding.ts), and with the grounding loss's attention as its prior.
   const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
   const tapOffset = tapPointer && opts.offsetWeight > 0;
@@ -370,9 +370,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
