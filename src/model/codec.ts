@@ -43,7 +43,7 @@ export interface CodecConfig {
    * With copyText, a TYPE target's text starts with one case token: the text is a run of the goal's
    * pieces, as written, lower-cased or Capitalised word by word (the run's own ids follow, as the goal
    * spells them), or <free>, text the goal does not hold, written from the vocabulary. Why: how a user
-   * casts a name ("Hulu" for "install hulu app", "weather in seoul" for "… in Seoul?") is one decision
+   * cases a name ("Hulu" for "install hulu app", "weather in seoul" for "… in Seoul?") is one decision
    * for the whole text, taught by every TYPE example, where a casing per word left it to whichever
    * word-level variant the copy favoured ("amazon Shopping"), and a run of the goal was typed where the
    * goal holds no run at all ("costco, open the …" for "costco.com"). Off by default (`train
@@ -363,8 +363,9 @@ export class ActionCodec {
    * The goal as the copy mechanism reads it: one entry per piece (a word with its leading space, a
    * number, a symbol), holding the piece's ids in each casing a user may type it (as written, lower
    * case, Capitalised; with caseModes only as written, the case token casing the whole text). A name
-   * the vocabulary spells in bytes is one piece of many ids, so a copy cannot stop inside it. Where the ids are not the goal's piece-by-piece encoding (possible for
-   * tokenizers other than words-v1), every id is a piece of its own, with one casing.
+   * the vocabulary spells in bytes is one piece of many ids, so a copy cannot stop inside it. Where
+   * the ids are not the goal's piece-by-piece encoding (possible for tokenizers other than
+   * words-v1), every id is a piece of its own, with one casing.
    */
   copyPieces(goalIds: readonly number[]): CopyPiece[] {
     const pieces = this.goalPieces(this.tokenizer.decodeText([...goalIds]));
