@@ -14,12 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSuite } from '../src/data/suite.js';
 import { isAllowedUrl } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
-import { checkElement, checkUrl } from '../src/env/environment.js';
+import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
 import { readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { Predictor } from '../src/infer/predict.js';
+import { decodeImageBytes } from '../src/infer/request.js';
 import { startServer } from '../src/infer/server.js';
+import sharp from 'sharp';
 import { parseJsonLines } from '../src/util/json.js';
 import { writeTaskSite } from './helpers/task_site.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
@@ -111,6 +113,18 @@ describe('agents on a real tiny checkpoint, in Chromium', () => {
   afterAll(async () => {
     await env?.close();
     predictor?.dispose();
+  });
+
+  it('the pixels a run hands the in-process agent are those a request decodes from the same PNG (RGB and RGBA)', async () => {
+    const shot = await env.reset(parseSuite(JSON.stringify({ id: 'px', goal: 'look', start_url: 'site/index.html', success: { url: 'x' } }), join(dir, 'px.jsonl'))[0]!);
+    const raw = Uint8Array.from({ length: 7 * 5 * 4 }, (_, i) => (i * 37) % 256);
+    const rgba = new Uint8Array(await sharp(raw, { raw: { width: 7, height: 5, channels: 4 } }).png().toBuffer());
+    for (const png of [shot.png, rgba]) {
+      const [ours, theirs] = [await (await observationFromPng(png)).image(), await decodeImageBytes(png)];
+      expect(ours.channels).toBe(3);
+      expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
+      expect(Buffer.compare(Buffer.from(ours.data), Buffer.from(theirs.data))).toBe(0);
+    }
   });
 
   it('the in-process Predictor and a server with the same checkpoint act alike', async () => {

@@ -186,7 +186,7 @@ async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
 async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number): Promise<Observation | null> {
   const state = await o.env.state();
   s.blocked = state.blockedRequests;
-  const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, history: s.history, avoid: s.avoid });
+  const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, pixels: () => obs.image(), history: s.history, avoid: s.avoid });
   const step: StepDump = { index: i, screen: await saveScreen(o.out, s.name, i, obs), url: state.url, action: d.action, plan: d.plan, latency_ms: d.latency_ms, checkAfter: null };
   if (d.invalid !== undefined) step.invalid = d.invalid;
   if (s.avoid.length > 0) step.avoided = [...s.avoid];
