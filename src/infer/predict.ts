@@ -228,8 +228,7 @@ export class Predictor {
    */
   async prepare(input: { image: Uint8Array; goal: unknown; history?: unknown; texts?: unknown; ui_tree?: unknown; avoid?: unknown }, where = ''): Promise<PreparedRequest> {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
-    const { goal, inputIds } = this.encodeInput(input.goal, input.history, where);
-    const avoid = parseAvoid(input.avoid, at('avoid'));
+    const { goal, inputIds, avoid } = this.parseActions(input, where);
     if (input.texts != null && input.ui_tree != null) throw new InputError("give 'texts' or 'ui_tree', not both", where || 'request');
     if (input.ui_tree != null && typeof input.ui_tree !== 'string') throw new InputError('must be the XML of a uiautomator dump', at('ui_tree'));
     const given = input.texts != null ? parseScreenTexts(input.texts, at('texts')) : null;
@@ -241,20 +240,22 @@ export class Predictor {
 
   /** As prepare, for pixels already decoded (e.g. AITW records, a live environment's screenshot). */
   prepareRaw(input: { image: RawImage; goal: unknown; history?: unknown; texts?: readonly ScreenText[] | null; avoid?: unknown }, where = ''): PreparedRequest {
-    const avoid = parseAvoid(input.avoid, where ? `${where} avoid` : 'avoid');
-    return { image: input.image, ...this.encodeInput(input.goal, input.history, where), texts: input.texts ? [...input.texts] : null, avoid, decodeMs: 0 };
+    return { image: input.image, ...this.parseActions(input, where), texts: input.texts ? [...input.texts] : null, decodeMs: 0 };
   }
 
-  private encodeInput(goalIn: unknown, historyIn: unknown, where: string): { goal: string; inputIds: number[] } {
+  /** A request's goal and history as the model's input ids, and the actions its answer must avoid. */
+  private parseActions(input: { goal: unknown; history?: unknown; avoid?: unknown }, where: string): { goal: string; inputIds: number[]; avoid: AitwAction[] } {
     const at = (f: string): string => (where ? `${where} ${f}` : f);
-    const goal = parseGoal(goalIn, at('goal'));
-    const history = parseHistory(historyIn, at('history'));
+    const goal = parseGoal(input.goal, at('goal'));
+    const history = parseHistory(input.history, at('history'));
+    let inputIds: number[];
     try {
-      return { goal, inputIds: this.codec.encodeInput(goal, history) };
+      inputIds = this.codec.encodeInput(goal, history);
     } catch (e) {
       if (e instanceof InputError && where) throw new InputError(e.message, where);
       throw e;
     }
+    return { goal, inputIds, avoid: parseAvoid(input.avoid, at('avoid')) };
   }
 
   /** Features (and screen texts) + one batched constrained decode for all rows; results in input order. */
