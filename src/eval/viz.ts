@@ -221,8 +221,8 @@ async function renderEpisode(ep: AitwEpisode, opts: VizOptions, preds: Map<strin
       }
     } else if (predictor) {
       const history = historyOf(golds, i, predictor.codec.config.maxHistory);
-      const [r] = await predictor.predictBatch([predictor.prepareRaw({ image: step.image, goal: ep.goal, history }, id)]);
-      prediction = r!.result.ok ? { pred: r!.result.aitw, plan: r!.result.plan_ids } : { pred: null, error: r!.result.error };
+      const { result } = await predictor.predictRaw({ image: step.image, goal: ep.goal, history }, id);
+      prediction = result.ok ? { pred: result.aitw, plan: result.plan_ids } : { pred: null, error: result.error };
     }
     const spec: FrameSpec = { goal: ep.goal, title: `${clip(ep.episodeId, 40)} · step ${step.stepId + 1}/${ep.steps.length}`, gold: step.action, prediction, annotations };
     const file = join(dir, `step_${String(step.stepId).padStart(3, '0')}.png`);

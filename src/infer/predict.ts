@@ -307,6 +307,11 @@ export class Predictor {
     return (await this.predictBatch([prepared]))[0]!;
   }
 
+  /** As predict, for pixels already decoded (prepareRaw). */
+  async predictRaw(input: Parameters<Predictor['prepareRaw']>[0], where = ''): Promise<{ result: PredictionResult; timings: Timings }> {
+    return (await this.predictBatch([this.prepareRaw(input, where)]))[0]!;
+  }
+
   /** Each row's text items for a text model: the request's own, else read from its pixels; null for pixel-only models. */
   private async screenTexts(rows: readonly PreparedRequest[]): Promise<(EncodedTexts | null)[]> {
     const meta = this.screenText;

@@ -70,7 +70,7 @@ export class PredictorAgent implements Agent {
     const request = { goal: input.task.goal, history: requestHistory(input.history), avoid: input.avoid };
     const { pixels } = input;
     const answer = pixels
-      ? pixels().then(async (image) => (await this.predictor.predictBatch([this.predictor.prepareRaw({ image, ...request })]))[0]!)
+      ? pixels().then((image) => this.predictor.predictRaw({ image, ...request }))
       : this.predictor.predict({ image: input.screenshot, ...request });
     const { result } = await answer.catch((err: Error) => {
       throw new AgentError(`the predictor failed at task ${input.task.id} step ${input.step}: ${err.message}`);
