@@ -17,7 +17,7 @@ import { isAllowedUrl } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
 import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
-import { readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
+import { kindLine, readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { Predictor } from '../src/infer/predict.js';
 import { decodeImageBytes } from '../src/infer/request.js';
@@ -74,6 +74,12 @@ describe('checks, URLs, names, summary', () => {
       ],
     });
     expect(summarize([])).toEqual({ tasks: 0, success_rate: 0, reached_rate: 0, mean_steps: 0, per_task: [] });
+    // Tasks with a meta.kind are counted by kind, in order of first appearance; a task without one is "other".
+    const k = (id: string, kind: string | undefined, success: boolean, reached: boolean) => ({ task: { id, ...(kind ? { meta: { kind } } : {}) }, success, reached, steps: 1, stop_reason: 'complete' }) as TaskDump;
+    const byKind = summarize([k('n1', 'navigate', false, true), k('s1', 'search', true, true), k('n2', 'navigate', true, true), k('x', undefined, false, false)]);
+    expect(Object.keys(byKind)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'by_kind', 'per_task']);
+    expect(byKind.by_kind).toEqual({ navigate: { tasks: 2, success: 1, reached: 2 }, search: { tasks: 1, success: 1, reached: 1 }, other: { tasks: 1, success: 0, reached: 0 } });
+    expect(kindLine(byKind)).toBe('navigate 1 of 2, search 1 of 1, other 0 of 1');
   });
 
   it('server answers become decisions; malformed ones are agent errors', () => {
@@ -163,6 +169,14 @@ describe.runIf(existsSync(CLI))('autoui run (CLI)', () => {
     expect(Object.keys(s)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'per_task']);
     expect(s).toMatchObject({ tasks: 2, success_rate: 1, reached_rate: 1, mean_steps: 2 });
     for (const t of s.per_task as object[]) expect(Object.keys(t)).toEqual(['id', 'success', 'reached', 'steps', 'stop_reason']);
+
+    // Tasks with a kind: --kind runs those of one kind, the summary counts by kind, an unknown kind names the suite's.
+    const kinded = [lines[0], lines[3]].map((l, i) => JSON.stringify({ ...JSON.parse(l!), meta: { kind: ['tap', 'scroll'][i] } }));
+    await writeFile(suite, kinded.join('\n') + '\n');
+    const one = JSON.parse((await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--out', join(dir, 'kinds'), '--kind', 'scroll', '--json'], { maxBuffer: 1 << 24 })).stdout) as Record<string, unknown>;
+    expect(one).toMatchObject({ tasks: 1, by_kind: { scroll: { tasks: 1, success: 1, reached: 1 } } });
+    const none = await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--out', join(dir, 'kinds2'), '--kind', 'navigate']).catch((e: { code: number; stderr: string }) => e);
+    expect(none).toMatchObject({ code: 2, stderr: expect.stringMatching(/no task of kind navigate; the suite's kinds: tap, scroll/) });
 
     await writeFile(suite, `${lines[0]}\n{"id": "x", "goal": "g"}\n`);
     const bad = await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--out', join(dir, 'out2')]).catch((e: { code: number; stderr: string }) => e);

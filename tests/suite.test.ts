@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSuite, resolveTaskUrl, withoutFragment } from '../src/data/suite.js';
+import { parseSuite, resolveTaskUrl, taskKind, tasksOfKinds, withoutFragment } from '../src/data/suite.js';
 import { InputError } from '../src/util/errors.js';
 
 const line = (o: object) => JSON.stringify(o);
@@ -23,6 +23,15 @@ describe('task suites', () => {
     expect(() => parseSuite(line({ ...base, goal: '' }), '/s.jsonl')).toThrow(InputError);
     expect(() => parseSuite(line({ ...base, viewport: { width: 412, height: 915 } }), '/s.jsonl')).toThrow(/viewport\.dpr/);
     expect(() => parseSuite(line({ ...base, extra: 1 }), '/s.jsonl')).toThrow(/extra/);
+  });
+
+  it('picks the tasks of the kinds asked for, and names the kinds it has when none match', () => {
+    const tasks = parseSuite([line({ ...base, meta: { kind: 'navigate' } }), line({ ...base, id: 't2', meta: { kind: 'search' } }), line({ ...base, id: 't3' })].join('\n'), '/s.jsonl');
+    expect(tasks.map(taskKind)).toEqual(['navigate', 'search', undefined]);
+    expect(tasksOfKinds(tasks, undefined, '/s.jsonl')).toEqual(tasks);
+    expect(tasksOfKinds(tasks, ['search', 'navigate'], '/s.jsonl').map((t) => t.id)).toEqual(['t1', 't2']);
+    expect(() => tasksOfKinds(tasks, ['toggle'], '/s.jsonl')).toThrow(/\/s\.jsonl: no task of kind toggle; the suite's kinds: navigate, search/);
+    expect(() => tasksOfKinds(tasks.slice(2), ['toggle'], '/s.jsonl')).toThrow(/none \(no task has meta\.kind\)/);
   });
 
   it('refuses duplicate ids and bad JSON with the line number', () => {

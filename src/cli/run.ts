@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { readSuite } from '../data/suite.js';
+import { readSuite, tasksOfKinds } from '../data/suite.js';
 import { AdbEnv } from '../env/adb.js';
 import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { ChromiumEnv } from '../env/chromium.js';
 import type { Environment } from '../env/environment.js';
 import { parseScript, PredictorAgent, ScriptedAgent, ServerAgent, type Agent } from '../eval/tasks/agents.js';
+import { kindLine } from '../eval/tasks/dumps.js';
 import { DEFAULT_MAX_STEPS, runSuite } from '../eval/tasks/run_tasks.js';
 import { Predictor } from '../infer/predict.js';
 import type { TapSource } from '../model/pointer.js';
@@ -15,6 +16,7 @@ import { intOption, printJson, tapFromOption, textBeamsOption } from './common.j
 
 interface RunCliOptions {
   suite: string;
+  kind?: string[];
   checkpoint?: string;
   server?: string;
   script?: string;
@@ -58,6 +60,7 @@ export function registerRun(parent: Command): void {
     .command('run')
     .description('run an agent on a task suite in a real browser (or an Android device over adb) and measure task success')
     .requiredOption('--suite <file>', 'task suite, JSON Lines: {"id", "goal", "start_url", "success": {...}, ...} per line')
+    .option('--kind <list>', 'run only the tasks of these kinds, comma-separated (a task\'s "meta": {"kind"}, e.g. navigate,search)', (v: string) => v.split(',').map((k) => k.trim()).filter((k) => k !== ''))
     .option('--checkpoint <dir>', 'agent: a checkpoint loaded in this process')
     .option('--server <url>', 'agent: a running `autoui serve` (e.g. http://127.0.0.1:8080)')
     .option('--script <file>', 'agent: replay given actions, JSON Lines {"id": TASK_ID, "actions": [...]} (to check that a suite is solvable)')
@@ -69,7 +72,7 @@ export function registerRun(parent: Command): void {
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')
     .option('--no-avoid-ineffective', 'let the agent repeat an action that left the screen as it was (default: the next answer on that screen avoids it)')
-    .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "per_task"} as JSON on stdout')
+    .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "by_kind", "per_task"} as JSON on stdout (by_kind when tasks have a meta.kind)')
     .addOption(new Option('--env <kind>', 'where actions run').choices(['chromium', 'adb']).default('chromium'))
     .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
     .option('--adb <path>', 'adb binary for --env adb (default: adb on PATH)')
@@ -87,8 +90,9 @@ file:// pages and 127.0.0.1. --env adb is untested on hardware: it drives a devi
 screencap and uiautomator, and can check only {"selector": "*", "text_contains": T}.`,
     )
     .action(async (o: RunCliOptions) => {
-      const tasks = await readSuite(o.suite);
-      if (tasks.length === 0) throw new InputError('the suite has no tasks', o.suite);
+      const all = await readSuite(o.suite);
+      if (all.length === 0) throw new InputError('the suite has no tasks', o.suite);
+      const tasks = tasksOfKinds(all, o.kind, o.suite);
       const agent = await makeAgent(o);
       const env = makeEnv(o);
       let result;
@@ -102,6 +106,7 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       if (o.json) return printJson(s);
       for (const t of s.per_task) console.log(`${t.success ? 'ok  ' : 'FAIL'} ${t.id}  ${t.steps} step(s), ${t.stop_reason}${!t.success && t.reached ? ' (reached)' : ''}`);
       console.log(`\n${s.tasks} task(s): success ${(100 * s.success_rate).toFixed(1)} %, reached ${(100 * s.reached_rate).toFixed(1)} %, ${s.mean_steps.toFixed(2)} steps on average` + (result.kept ? ` (${result.kept} kept from the earlier run)` : ''));
+      if (s.by_kind) console.log(`succeeded by kind: ${kindLine(s)}`);
       console.log(`report: ${result.report}`);
     });
 }

@@ -107,3 +107,19 @@ export async function readSuite(file: string): Promise<TaskSpec[]> {
 export function taskLine(task: TaskSpec): string {
   return JSON.stringify(Task.parse(task));
 }
+
+/** The task's kind as a suite line gives it (`meta.kind`: the web generator's navigate, search, …), if any. */
+export function taskKind(t: TaskSpec): string | undefined {
+  return typeof t.meta?.kind === 'string' ? t.meta.kind : undefined;
+}
+
+/** The suite's tasks of the kinds asked for (`meta.kind`); all of them when none are. */
+export function tasksOfKinds(tasks: readonly TaskSpec[], kinds: readonly string[] | undefined, suite: string): TaskSpec[] {
+  if (!kinds) return [...tasks];
+  const chosen = tasks.filter((t) => kinds.includes(taskKind(t) ?? ''));
+  if (chosen.length === 0) {
+    const present = [...new Set(tasks.map((t) => taskKind(t)).filter((k) => k !== undefined))];
+    throw new InputError(`no task of kind ${kinds.join(', ')}; the suite's kinds: ${present.length ? present.join(', ') : 'none (no task has meta.kind)'}`, suite);
+  }
+  return chosen;
+}

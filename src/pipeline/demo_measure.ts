@@ -3,7 +3,7 @@
  * episodes (overall, by task kind, and the tap on a named visible link), and the same tasks run live
  * in Chromium, with offline step accuracy and online success side by side.
  */
-import type { TaskSpec } from '../data/suite.js';
+import { taskKind, type TaskSpec } from '../data/suite.js';
 import { ChromiumEnv } from '../env/chromium.js';
 import { checkActionsMatch } from '../eval/action_matching.js';
 import type { Prediction } from '../eval/evaluate.js';
@@ -33,7 +33,7 @@ export interface HeldOutSites {
 
 /** The kind of each task, as the web generator recorded it. */
 function kinds(suite: readonly TaskSpec[]): Map<string, string> {
-  return new Map(suite.map((t) => [t.id, typeof t.meta?.kind === 'string' ? t.meta.kind : 'other']));
+  return new Map(suite.map((t) => [t.id, taskKind(t) ?? 'other']));
 }
 
 const episodeOf = (p: Prediction): string => p.id.slice(0, p.id.lastIndexOf('/'));

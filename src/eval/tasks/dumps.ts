@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { TaskSpec } from '../../data/suite.js';
+import { taskKind, type TaskSpec } from '../../data/suite.js';
 import type { ActionTypeName, AitwAction } from '../../data/types.js';
 import type { CheckResult } from '../../env/environment.js';
 import { writeFileAtomic } from '../../util/atomic.js';
@@ -81,25 +81,47 @@ export interface TaskOutcome {
   stop_reason: string;
 }
 
+/** Task counts of one kind of task. */
+export interface KindOutcome {
+  tasks: number;
+  success: number;
+  reached: number;
+}
+
 /** What `autoui run --json` prints. */
 export interface RunSummary {
   tasks: number;
   success_rate: number;
   reached_rate: number;
   mean_steps: number;
+  /** Counts by the tasks' `meta.kind` (the web generator's navigate, search, …; "other" for a task without one), in order of first appearance; absent when no task has a kind. */
+  by_kind?: Record<string, KindOutcome>;
   per_task: TaskOutcome[];
 }
 
 export function summarize(dumps: readonly TaskDump[]): RunSummary {
   const n = dumps.length;
   const share = (f: (d: TaskDump) => boolean): number => (n ? dumps.filter(f).length / n : 0);
+  const byKind: Record<string, KindOutcome> = {};
+  for (const d of dumps) {
+    const k = (byKind[taskKind(d.task) ?? 'other'] ??= { tasks: 0, success: 0, reached: 0 });
+    k.tasks++;
+    k.success += d.success ? 1 : 0;
+    k.reached += d.reached ? 1 : 0;
+  }
   return {
     tasks: n,
     success_rate: share((d) => d.success),
     reached_rate: share((d) => d.reached),
     mean_steps: n ? dumps.reduce((a, d) => a + d.steps, 0) / n : 0,
+    ...(dumps.some((d) => taskKind(d.task) !== undefined) ? { by_kind: byKind } : {}),
     per_task: dumps.map((d) => ({ id: d.task.id, success: d.success, reached: d.reached, steps: d.steps, stop_reason: d.stop_reason })),
   };
+}
+
+/** "navigate 3 of 18, search 22 of 58" — a summary's kinds in one line; '' without kinds. */
+export function kindLine(s: RunSummary): string {
+  return Object.entries(s.by_kind ?? {}).map(([k, o]) => `${k} ${o.success} of ${o.tasks}`).join(', ');
 }
 
 /**
