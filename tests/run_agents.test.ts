@@ -18,6 +18,7 @@ import { ChromiumEnv } from '../src/env/chromium.js';
 import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
 import { kindLine, readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
+import { renderReport } from '../src/eval/tasks/report.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { Predictor } from '../src/infer/predict.js';
 import { decodeImageBytes } from '../src/infer/request.js';
@@ -80,6 +81,11 @@ describe('checks, URLs, names, summary', () => {
     expect(Object.keys(byKind)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'by_kind', 'per_task']);
     expect(byKind.by_kind).toEqual({ navigate: { tasks: 2, success: 1, reached: 2 }, search: { tasks: 1, success: 1, reached: 1 }, other: { tasks: 1, success: 0, reached: 0 } });
     expect(kindLine(byKind)).toBe('navigate 1 of 2, search 1 of 1, other 0 of 1');
+    // The report says it under its heading, and says nothing of kinds when no task has one.
+    const dumps = [k('n1', 'navigate', true, true), k('s1', 'search', false, false)].map((x) => ({ ...x, task: { ...x.task, goal: 'g' }, stepDumps: [], finalScreen: null, check: null, seconds: 1, blockedRequests: 0, agent: 'a', environment: 'e' }) as TaskDump);
+    expect(renderReport(dumps, summarize(dumps))).toContain('<p class="facts" id="kinds">succeeded by kind: navigate 1 of 1, search 0 of 1</p>');
+    const plain = dumps.map((x) => ({ ...x, task: { id: x.task.id, goal: 'g' } }) as TaskDump);
+    expect(renderReport(plain, summarize(plain))).not.toContain('id="kinds"');
   });
 
   it('server answers become decisions; malformed ones are agent errors', () => {
