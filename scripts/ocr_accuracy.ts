@@ -20,7 +20,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
 import type { Box, RawImage } from '../src/screen/types.js';
 import { OcrReader, type OcrOptions } from '../src/screen/text/ocr.js';
@@ -112,25 +112,38 @@ function collectLinks(): Array<{ text: string; box: [number, number, number, num
 /** Screenshots (RGB) and link texts of each page, `screens` viewports down from the top. */
 export async function renderScreens(context: BrowserContext, files: string[], screens = 1): Promise<RenderedScreen[]> {
   const out: RenderedScreen[] = [];
-  const page = await context.newPage();
   for (const file of files) {
-    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
-    await page.evaluate(() => document.fonts.ready.then(() => undefined));
-    for (let k = 0; k < screens; k++) {
-      const scroll = await page.evaluate((k) => {
-        window.scrollTo(0, k * window.innerHeight);
-        return window.scrollY;
-      }, k);
-      if (k > 0 && scroll === out[out.length - 1]?.scroll) break; // the page ends here
-      const links = await page.evaluate(collectLinks);
-      const png = await page.screenshot({ type: 'png' });
-      const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-      const image = { width: info.width, height: info.height, channels: 3, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
-      out.push({ file, scroll, image, links });
+    // A page of its own for each file: a page that moves itself elsewhere (a meta refresh) would
+    // interrupt the next file's load.
+    const page = await context.newPage();
+    try {
+      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      await page.evaluate(() => document.fonts.ready.then(() => undefined));
+      await shoot(page, file, screens, out);
+    } catch (e) {
+      // Such a page has no screen of its own to score.
+      if (!/context was destroyed|interrupted by another navigation/.test(String(e))) throw e;
+      process.stderr.write(`  skipped ${basename(file)}: it navigated away while being read\n`);
+    } finally {
+      await page.close();
     }
   }
-  await page.close();
   return out;
+}
+
+async function shoot(page: Page, file: string, screens: number, out: RenderedScreen[]): Promise<void> {
+  for (let k = 0; k < screens; k++) {
+    const scroll = await page.evaluate((k) => {
+      window.scrollTo(0, k * window.innerHeight);
+      return window.scrollY;
+    }, k);
+    if (k > 0 && scroll === out[out.length - 1]?.scroll) break; // the page ends here
+    const links = await page.evaluate(collectLinks);
+    const png = await page.screenshot({ type: 'png' });
+    const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const image = { width: info.width, height: info.height, channels: 3, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
+    out.push({ file, scroll, image, links });
+  }
 }
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
@@ -186,6 +199,7 @@ interface Miss {
   file: string;
   want: string;
   got: string[];
+  alone: boolean;
 }
 
 interface Tally {
@@ -205,8 +219,8 @@ function score(shots: RenderedScreen[], results: ScreenText[][], readable: Reado
         t.exact += m.exact ? 1 : 0;
         t.substring += m.substring ? 1 : 0;
       }
-      if (!m.exact && link.alone) {
-        misses.push({ file: basename(s.file), want: link.text, got: results[i]!.filter((l) => overlaps(l.box, link.box)).map((l) => l.text) });
+      if (!m.exact) {
+        misses.push({ file: basename(s.file), want: link.text, got: results[i]!.filter((l) => overlaps(l.box, link.box)).map((l) => l.text), alone: link.alone });
       }
     }
   });
@@ -269,7 +283,9 @@ async function main(): Promise<void> {
       groups[input] = { pages: files.length, ...(await evaluateGroup(reader, readable, shots, misses)) };
       const g = groups[input]!;
       process.stderr.write(`${input}: ${describe(g)}\n`);
-      for (const m of misses.slice(0, args.missCount)) process.stderr.write(`  miss ${m.file}: ${JSON.stringify(m.want)} → ${JSON.stringify(m.got)}\n`);
+      for (const m of misses.slice(0, args.missCount)) {
+        process.stderr.write(`  miss${m.alone ? '' : ' (in text)'} ${m.file}: ${JSON.stringify(m.want)} → ${JSON.stringify(m.got)}\n`);
+      }
     }
   } finally {
     await browser.close();

@@ -15,6 +15,7 @@ import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEF
 import { packBgr } from '../src/screen/text/ocr_image.js';
 import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
 import { readingOrder } from '../src/screen/text/ocr_order.js';
+import { INK_ANGLE, inkAngle, inkBreaks, inkOf, type Rgb } from '../src/screen/text/ocr_ink.js';
 import { cleanLine, ctcGreedy, planBatches, splitLine, type LineSpan } from '../src/screen/text/ocr_recognize.js';
 import { InputError } from '../src/util/errors.js';
 
@@ -99,6 +100,49 @@ describe('recognition helpers', () => {
     // The parts tile the line: each starts where the last ended, at the separator's middle.
     const p = splitLine(line('ab | cd'));
     expect(p.map((x) => [x.from, x.to])).toEqual([[0, 3.5 / 7], [3.5 / 7, 1]]);
+  });
+
+  test('ink: the direction of the core pixels from the commonest colour, the same for a faint stroke; none without contrast', () => {
+    // 20×6 white image: a black stroke in columns 2–4 with a grey anti-aliased edge, a blue one in columns 12–14.
+    const img: RawImage = { width: 20, height: 6, channels: 3, data: new Uint8Array(20 * 6 * 3).fill(255) };
+    const paint = (x0: number, x1: number, c: Rgb) => {
+      for (let y = 1; y < 5; y++) for (let x = x0; x < x1; x++) img.data.set(c, (y * 20 + x) * 3);
+    };
+    paint(2, 5, [0, 0, 0]);
+    paint(5, 6, [200, 200, 200]);
+    paint(12, 15, [55, 95, 255]);
+    paint(17, 18, [155, 175, 255]); // the same blue, half blended with white
+    const black = inkOf(img, { x0: 0, x1: 10, y0: 0, y1: 6 })!;
+    const blue = inkOf(img, { x0: 10, x1: 16, y0: 0, y1: 6 })!;
+    const faint = inkOf(img, { x0: 16, x1: 20, y0: 0, y1: 6 })!;
+    black.forEach((v) => expect(v).toBeCloseTo(-1 / Math.sqrt(3), 1));
+    expect(inkAngle(blue, faint)).toBeLessThan(2);
+    expect(inkAngle(black, blue)).toBeGreaterThan(INK_ANGLE);
+    expect(inkOf(img, { x0: 7, x1: 11, y0: 0, y1: 6 })).toBeUndefined();
+    expect(inkOf(img, { x0: 25, x1: 30, y0: 0, y1: 6 })).toBeUndefined();
+  });
+
+  test('a line is cut where the ink changes, at spaces or inside a word, and not at one odd glyph', () => {
+    const line = (text: string): LineSpan[] => [...text].map((c, i, all) => ({ text: c, from: i / all.length, to: (i + 1) / all.length }));
+    const grey: Rgb = [-0.58, -0.57, -0.58], teal: Rgb = [-0.78, -0.5, -0.37];
+    /** inkAt for `text` whose characters in [lo, hi) are teal (measured by the character's centre). */
+    const inked = (text: string, lo: number, hi: number, odd = -1) => (from: number, to: number): Rgb | undefined => {
+      const i = Math.floor(((from + to) / 2) * text.length);
+      if (text[i] === ' ') return undefined;
+      return (i >= lo && i < hi) !== (i === odd) ? teal : grey;
+    };
+    const text = 'see the Table of contents, or pg_proc.oid here';
+    const chars = line(text);
+    const [t0, t1] = [text.indexOf('Table'), text.indexOf(',')];
+    const [p0, p1] = [text.indexOf('pg_proc'), text.indexOf('.oid')];
+    const ink = (from: number, to: number) => inked(text, t0, t1)(from, to) === teal || inked(text, p0, p1)(from, to) === teal ? teal : inked(text, -1, -1)(from, to);
+    const breaks = inkBreaks(chars, ink);
+    expect([...breaks]).toEqual([t0, t1, p0, p1]);
+    expect(splitLine(chars, breaks).map((p) => p.text)).toEqual(['see the', 'Table of contents', ', or', 'pg_proc', '.oid here']);
+    // One glyph measured in another colour inside a word changes nothing; neither do unmeasurable words.
+    expect(inkBreaks(chars, inked(text, -1, -1, text.indexOf('contents') + 3)).size).toBe(0);
+    expect(inkBreaks(chars, inked(text, -1, -1, 0)).size).toBe(0);
+    expect(inkBreaks(chars, (f, t) => (f > 0.3 && t < 0.6 ? undefined : grey)).size).toBe(0);
   });
 
   test('batches cover every crop once, each within the width spread and the column budget', () => {
@@ -201,7 +245,7 @@ describe('real OCR (PP-OCRv4)', () => {
       expect(l.score).toBeGreaterThan(0.8);
       expect(l.score).toBeLessThanOrEqual(1);
     });
-    expect(ocr.id).toMatch(/^ocr:ppocr-v4-items:det\d+/);
+    expect(ocr.id).toMatch(/^ocr:ppocr-v4-inks:det\d+/);
   });
 
   test('a navigation bar read as one line comes out as its items, left to right, each boxed inside the line', async () => {
@@ -214,6 +258,14 @@ describe('real OCR (PP-OCRv4)', () => {
     expect(lines!.map((t) => t.text)).toEqual(['previous | next | modules']);
     expect(whole.id).toMatch(/^ocr:ppocr-v4:det\d+/);
     await whole.dispose();
+  });
+
+  test('a link inside a sentence, drawn in another colour, comes out as an item of its own', async () => {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="100"><rect width="100%" height="100%" fill="#fff"/>` +
+      `<text x="20" y="60" font-family="DejaVu Sans" font-size="28" fill="#202124">see the <tspan fill="#1a5fb4">Table of contents</tspan> for more</text></svg>`;
+    const { data, info } = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const [items] = await ocr.read([{ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) }]);
+    expect(items!.map((t) => t.text)).toEqual(['see the', 'Table of contents', 'for more']);
   });
 
   test('a blank image gives no text; grey and RGBA inputs read the same words', async () => {

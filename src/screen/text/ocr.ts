@@ -23,6 +23,7 @@ import { ENGINE_DEFAULTS, OcrEngine, lineCost, type AdaptiveDetection, type Engi
 import type { DbParams } from './ocr_detect.js';
 import { toRgb, type PixelBox } from './ocr_image.js';
 import { loadCharacters, resolveModelPaths } from './ocr_models.js';
+import { inkBreaks, lineInk } from './ocr_ink.js';
 import { readingOrder } from './ocr_order.js';
 import { cleanLine, splitLine, type BatchLimits, type Decoded } from './ocr_recognize.js';
 import type { Answer, OcrWorkerData } from './ocr_worker.js';
@@ -45,7 +46,10 @@ export interface OcrOptions {
   db?: Partial<DbParams>;
   /** Lines whose recognition confidence is below this are dropped. */
   minScore?: number;
-  /** Cut lines into items at separators standing alone ("a | b", "a » b"; ocr_recognize.ts: splitLine); false = whole lines. */
+  /**
+   * Cut lines into items at separators standing alone ("a | b", "a » b"; ocr_recognize.ts: splitLine)
+   * and where the ink changes colour (a link inside a sentence; ocr_ink.ts); false = whole lines.
+   */
   splitItems?: boolean;
   /** Worker threads, one onnxruntime thread each (default: up to 2, one per core); 1 = in this thread. */
   workers?: number;
@@ -86,7 +90,8 @@ function resolveOptions(o: OcrOptions): Resolved {
 }
 
 /**
- * 'ocr:ppocr-v4-items:det960-h15' (lines cut into items; 'ppocr-v4' keeps whole lines, as readers
+ * 'ocr:ppocr-v4-inks:det960-h15' (lines cut into items at separators and where the ink changes;
+ * 'ppocr-v4-items' was the cut at separators alone; 'ppocr-v4' keeps whole lines, as readers
  * before the cut did), plus every output-changing setting that differs from its default.
  */
 function readerId(r: Resolved): string {
@@ -96,7 +101,7 @@ function readerId(r: Resolved): string {
   if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
   for (const k of Object.keys(OCR_DEFAULTS.rec) as Array<keyof BatchLimits>) if (r.rec[k] !== OCR_DEFAULTS.rec[k]) extra.push(`rec.${k}=${r.rec[k]}`);
   const adaptive = r.adaptive.minTextHeight > 0 ? `-h${r.adaptive.minTextHeight}` : '';
-  return [`ocr:ppocr-v4${r.splitItems ? '-items' : ''}:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
+  return [`ocr:ppocr-v4${r.splitItems ? '-inks' : ''}:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
 }
 
 /** Where the engine runs: in this thread, or on a pool of workers. */
@@ -197,7 +202,7 @@ export class OcrReader implements TextReader {
       const d = decoded[i]!;
       if (d.score < this.opts.minScore) return;
       const w = b.x1 - b.x0;
-      const parts = this.opts.splitItems ? splitLine(d.chars) : [{ text: d.text, from: 0, to: 1 }];
+      const parts = this.opts.splitItems ? splitLine(d.chars, inkBreaks(d.chars, lineInk(rgb, b))) : [{ text: d.text, from: 0, to: 1 }];
       for (const part of parts) {
         const text = cleanLine(part.text);
         if (text === '') continue;

@@ -109,7 +109,7 @@ export function ctcGreedy(probs: Float32Array, n: number, steps: number, classes
 }
 
 /** Characters drawn between the items of a navigation bar or breadcrumb, or before a list item (a bullet read as '·', '•' or '。'): never part of an item when they stand alone. */
-const SEPARATORS = new Set(['|', '¦', '»', '›', '》', '〉', '·', '•', '。']);
+const SEPARATORS = new Set(['|', '¦', '丨', '»', '›', '》', '〉', '·', '•', '。']);
 
 /**
  * A line cut into the items it shows side by side at each separator standing alone between spaces
@@ -118,23 +118,30 @@ const SEPARATORS = new Set(['|', '¦', '»', '›', '》', '〉', '·', '•', '
  * one box around whatever sits on one row, but a tap target is one of those items, and the model
  * reads each text item with its own box. Blanks alone do not say where to cut: measured on rendered
  * documentation pages, the blank between two links of a navigation table (0.40–0.46 line heights)
- * is as wide as a space between words in running text (0.27–0.42).
+ * is as wide as a space between words in running text (0.27–0.42). `breaks` are further places
+ * where a new item starts, before the character at each index (where the ink changes: ocr_ink.ts).
  */
-export function splitLine(chars: readonly LineSpan[]): LineSpan[] {
+export function splitLine(chars: readonly LineSpan[], breaks: ReadonlySet<number> = new Set()): LineSpan[] {
   const isSeparator = (i: number) =>
     SEPARATORS.has(chars[i]!.text) && (i === 0 || chars[i - 1]!.text === ' ') && (i === chars.length - 1 || chars[i + 1]!.text === ' ');
   const parts: LineSpan[] = [];
   let start = 0;
   let from = 0;
-  for (let i = 0; i <= chars.length; i++) {
-    if (i < chars.length && !isSeparator(i)) continue;
-    const piece = chars.slice(start, i);
-    const text = piece.map((c) => c.text).join('').trim();
-    const to = i < chars.length ? (chars[i]!.from + chars[i]!.to) / 2 : 1;
+  const close = (end: number, to: number) => {
+    const text = chars.slice(start, end).map((c) => c.text).join('').trim();
     if (text !== '') parts.push({ text, from, to });
     from = to;
-    start = i + 1;
+  };
+  for (let i = 0; i < chars.length; i++) {
+    if (isSeparator(i)) {
+      close(i, (chars[i]!.from + chars[i]!.to) / 2);
+      start = i + 1;
+    } else if (i > start && breaks.has(i)) {
+      close(i, (chars[i - 1]!.to + chars[i]!.from) / 2);
+      start = i;
+    }
   }
+  close(chars.length, 1);
   return parts;
 }
 
