@@ -11,6 +11,7 @@
  *     --screens K          screenshots per page, scrolling one viewport each (default 1)
  *     --det-side S --thresh T --box-thresh B --unclip U --min-score M --rec-min-width W   reader options
  *     --whole-lines        keep each detected line whole (no cut at separators)
+ *     --no-ink-cuts        cut lines at separators only, not where the ink changes
  *     --workers W          OCR worker threads (default: up to 2, one per core)
  *     --misses N           print up to N missed links per group on stderr
  *     --json               one JSON document on stdout
@@ -248,14 +249,14 @@ function parseArgs(argv: string[]): { inputs: string[]; json: boolean; pages: nu
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--json') json = true;
-    else if (a === '--whole-lines') flags.set(a, '');
+    else if (a === '--whole-lines' || a === '--no-ink-cuts') flags.set(a, '');
     else if (a.startsWith('--')) flags.set(a, argv[++i] ?? '');
     else inputs.push(a);
   }
   const num = (k: string) => (flags.has(k) ? Number(flags.get(k)) : undefined);
   const db = { threshold: num('--thresh'), boxThreshold: num('--box-thresh'), unclipRatio: num('--unclip') };
   const reader: OcrOptions = {
-    detLimitSide: num('--det-side'), minScore: num('--min-score'), workers: num('--workers'), ...(flags.has('--whole-lines') ? { splitItems: false } : {}),
+    detLimitSide: num('--det-side'), minScore: num('--min-score'), workers: num('--workers'), ...(flags.has('--whole-lines') ? { splitItems: false } : {}), ...(flags.has('--no-ink-cuts') ? { inkCuts: false } : {}),
     db: Object.fromEntries(Object.entries(db).filter(([, v]) => v !== undefined)),
     rec: num('--rec-min-width') !== undefined ? { minWidth: num('--rec-min-width')! } : {},
   };

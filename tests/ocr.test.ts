@@ -266,6 +266,11 @@ describe('real OCR (PP-OCRv4)', () => {
     const { data, info } = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const [items] = await ocr.read([{ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) }]);
     expect(items!.map((t) => t.text)).toEqual(['see the', 'Table of contents', 'for more']);
+    const separatorsOnly = await OcrReader.load({ workers: 1, inkCuts: false });
+    const [lines] = await separatorsOnly.read([{ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) }]);
+    expect(lines!.map((t) => t.text)).toEqual(['see the Table of contents for more']);
+    expect(separatorsOnly.id).toMatch(/^ocr:ppocr-v4-items:det\d+/);
+    await separatorsOnly.dispose();
   });
 
   test('a blank image gives no text; grey and RGBA inputs read the same words', async () => {

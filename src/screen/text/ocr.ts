@@ -51,6 +51,8 @@ export interface OcrOptions {
    * and where the ink changes colour (a link inside a sentence; ocr_ink.ts); false = whole lines.
    */
   splitItems?: boolean;
+  /** With splitItems: also cut where the ink changes (default); false = at separators alone. */
+  inkCuts?: boolean;
   /** Worker threads, one onnxruntime thread each (default: up to 2, one per core); 1 = in this thread. */
   workers?: number;
   /** onnxruntime intra-op threads per session when reading in this thread (workers = 1). */
@@ -63,6 +65,7 @@ export const OCR_DEFAULTS = {
   ...ENGINE_DEFAULTS,
   minScore: 0.5,
   splitItems: true,
+  inkCuts: true,
   threads: 2,
 } as const;
 
@@ -72,6 +75,7 @@ const WORKER = new URL('./ocr_worker.js', import.meta.url);
 interface Resolved extends EngineSettings {
   minScore: number;
   splitItems: boolean;
+  inkCuts: boolean;
   workers: number;
 }
 
@@ -83,6 +87,7 @@ function resolveOptions(o: OcrOptions): Resolved {
     db: { ...OCR_DEFAULTS.db, ...o.db },
     minScore: o.minScore ?? OCR_DEFAULTS.minScore,
     splitItems: o.splitItems ?? OCR_DEFAULTS.splitItems,
+    inkCuts: o.inkCuts ?? OCR_DEFAULTS.inkCuts,
     workers: workers > 1 && existsSync(fileURLToPath(WORKER)) ? workers : 1,
     threads: workers > 1 ? 1 : o.threads ?? OCR_DEFAULTS.threads,
     rec: { ...OCR_DEFAULTS.rec, ...o.rec },
@@ -91,8 +96,8 @@ function resolveOptions(o: OcrOptions): Resolved {
 
 /**
  * 'ocr:ppocr-v4-inks:det960-h15' (lines cut into items at separators and where the ink changes;
- * 'ppocr-v4-items' was the cut at separators alone; 'ppocr-v4' keeps whole lines, as readers
- * before the cut did), plus every output-changing setting that differs from its default.
+ * 'ppocr-v4-items' at separators alone; 'ppocr-v4' keeps whole lines), plus every output-changing
+ * setting that differs from its default.
  */
 function readerId(r: Resolved): string {
   const extra: string[] = [];
@@ -101,7 +106,8 @@ function readerId(r: Resolved): string {
   if (r.minScore !== OCR_DEFAULTS.minScore) extra.push(`minScore=${r.minScore}`);
   for (const k of Object.keys(OCR_DEFAULTS.rec) as Array<keyof BatchLimits>) if (r.rec[k] !== OCR_DEFAULTS.rec[k]) extra.push(`rec.${k}=${r.rec[k]}`);
   const adaptive = r.adaptive.minTextHeight > 0 ? `-h${r.adaptive.minTextHeight}` : '';
-  return [`ocr:ppocr-v4${r.splitItems ? '-inks' : ''}:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
+  const items = !r.splitItems ? '' : r.inkCuts ? '-inks' : '-items';
+  return [`ocr:ppocr-v4${items}:det${r.detLimitSide}${adaptive}`, ...extra].join(':');
 }
 
 /** Where the engine runs: in this thread, or on a pool of workers. */
@@ -202,7 +208,8 @@ export class OcrReader implements TextReader {
       const d = decoded[i]!;
       if (d.score < this.opts.minScore) return;
       const w = b.x1 - b.x0;
-      const parts = this.opts.splitItems ? splitLine(d.chars, inkBreaks(d.chars, lineInk(rgb, b))) : [{ text: d.text, from: 0, to: 1 }];
+      const breaks = this.opts.inkCuts ? inkBreaks(d.chars, lineInk(rgb, b)) : undefined;
+      const parts = this.opts.splitItems ? splitLine(d.chars, breaks) : [{ text: d.text, from: 0, to: 1 }];
       for (const part of parts) {
         const text = cleanLine(part.text);
         if (text === '') continue;
