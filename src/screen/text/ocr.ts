@@ -208,8 +208,9 @@ export class OcrReader implements TextReader {
       const d = decoded[i]!;
       if (d.score < this.opts.minScore) return;
       const w = b.x1 - b.x0;
-      const breaks = this.opts.inkCuts ? inkBreaks(d.chars, lineInk(rgb, b)) : undefined;
-      const parts = this.opts.splitItems ? splitLine(d.chars, breaks) : [{ text: d.text, from: 0, to: 1 }];
+      const parts = !this.opts.splitItems
+        ? [{ text: d.text, from: 0, to: 1 }]
+        : splitLine(d.chars, this.opts.inkCuts ? inkBreaks(d.chars, lineInk(rgb, b)) : undefined);
       for (const part of parts) {
         const text = cleanLine(part.text);
         if (text === '') continue;
