@@ -129,9 +129,10 @@ export function inkBreaks(chars: readonly LineSpan[], inkAt: (from: number, to: 
   const colours: Rgb[] = [];
   const label = inks.map((ink) => {
     if (!ink) return -1;
-    let best = -1;
+    let best = -1, bestAngle = Infinity;
     colours.forEach((c, j) => {
-      if (inkAngle(c, ink) <= maxAngle && (best < 0 || inkAngle(c, ink) < inkAngle(colours[best]!, ink))) best = j;
+      const angle = inkAngle(c, ink);
+      if (angle <= maxAngle && angle < bestAngle) [best, bestAngle] = [j, angle];
     });
     if (best < 0) return colours.push(ink) - 1;
     colours[best] = [colours[best]![0] + ink[0], colours[best]![1] + ink[1], colours[best]![2] + ink[2]];
