@@ -182,6 +182,12 @@ describe('train', () => {
     expect(meta.training.copyPositionWeight).toBe(1);
   });
 
+  it('reads at most --text-items screen texts per screen, and records the limit', async () => {
+    const { plain: meta, run } = await beside('items-4', { textItems: 4 });
+    expect(meta.screenText).toMatchObject({ maxItems: DEFAULT_TRAIN.textItems });
+    expect(run.screenText).toMatchObject({ maxItems: 4 });
+  });
+
   it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
     await expect(train(opts('typo', { subsetFraction: { wbe: 3 } }))).rejects.toThrow(/--subset-fraction.*no subset 'wbe'/s);
   });

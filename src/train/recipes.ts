@@ -12,6 +12,7 @@
  *   10 epochs, 10 % of GoogleApps per epoch, T5's dropout 0.1, a 0.01 coordinate grid. Our grounding
  *   and referring losses stay on: they only add supervision the training labels already hold.
  */
+import { DEFAULT_TEXT_LIMITS } from '../model/batch.js';
 import { DEFAULT_ADAMW } from './adamw.js';
 
 export interface TrainRecipe {
@@ -37,6 +38,8 @@ export interface TrainRecipe {
   screenText: boolean;
   /** With screen text: each item also carries its lexical match with the goal (model/text_match.ts). */
   textMatch: boolean;
+  /** With screen text: the most text items a screen gives the model (the first in reading order). */
+  textItems: number;
   /** Share of training rows swapped, step by step, for a "tap X" task on their own screen (relabel.ts; 0 = off). */
   relabelRate: number;
   /** Share of TYPE rows whose typed run is swapped, step by step, for a made-up phrase in goal and text (relabel.ts: hindsight typing; 0 = off). */
@@ -85,6 +88,7 @@ const COMMON = {
   referPerRow: 2,
   screenText: true,
   textMatch: true,
+  textItems: DEFAULT_TEXT_LIMITS.maxItems,
   relabelRate: 0.25,
   retypeRate: 0,
   pointerWeight: 1,

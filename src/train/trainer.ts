@@ -208,7 +208,7 @@ function textChannel(opts: TrainOptions, manifest: Manifest): ScreenTextMeta | n
   if (!opts.screenText) return null;
   const subsets = opts.subsets ?? Object.keys(manifest.subsets);
   const sources = [...new Set(subsets.map((s) => manifest.subsets[s]?.screenText ?? 'none'))].filter((x) => x !== 'none').sort();
-  return sources.length === 0 ? null : { source: sources.join('+'), ...DEFAULT_TEXT_LIMITS };
+  return sources.length === 0 ? null : { source: sources.join('+'), ...DEFAULT_TEXT_LIMITS, maxItems: opts.textItems };
 }
 
 function resumed(meta: AutoUiCheckpointMeta, lastDir: string, manifest: Manifest, opts: TrainOptions): { meta: AutoUiCheckpointMeta; codec: ActionCodec; pretrained?: undefined } {
@@ -370,9 +370,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
