@@ -264,10 +264,11 @@ describe('real OCR (PP-OCRv4)', () => {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="100"><rect width="100%" height="100%" fill="#fff"/>` +
       `<text x="20" y="60" font-family="DejaVu Sans" font-size="28" fill="#202124">see the <tspan fill="#1a5fb4">Table of contents</tspan> for more</text></svg>`;
     const { data, info } = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-    const [items] = await ocr.read([{ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) }]);
+    const sentence = { width: info.width, height: info.height, channels: 3 as const, data: new Uint8Array(data) };
+    const [items] = await ocr.read([sentence]);
     expect(items!.map((t) => t.text)).toEqual(['see the', 'Table of contents', 'for more']);
     const separatorsOnly = await OcrReader.load({ workers: 1, inkCuts: false });
-    const [lines] = await separatorsOnly.read([{ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) }]);
+    const [lines] = await separatorsOnly.read([sentence]);
     expect(lines!.map((t) => t.text)).toEqual(['see the Table of contents for more']);
     expect(separatorsOnly.id).toMatch(/^ocr:ppocr-v4-items:det\d+/);
     await separatorsOnly.dispose();
