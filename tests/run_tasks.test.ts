@@ -188,6 +188,20 @@ describe('autoui run in Chromium', () => {
     await expect(runSuite({ tasks: [task], out, agent, env, quiet: true, resume: true, avoidIneffective: false })).rejects.toThrow(/avoiding actions that did nothing/);
   });
 
+  it('takes the screen after an action once the page has stopped filling itself in by script', async () => {
+    const [task] = parseSuite(JSON.stringify({ id: 'slow', goal: 'list', start_url: 'site/slow.html', success: { url_endswith: 'slow.html' } }), join(dir, 'suite.jsonl'));
+    // A tap starts a list drawn an item every 90 ms (as Sphinx's search does), and when the list is done the page turns red.
+    await writeFile(
+      join(dir, 'site', 'slow.html'),
+      `<body style="margin:0;height:100vh;background:#fff" ontouchend="let n=0;const add=()=>{document.body.append('item '+n+' ');if(++n<8)setTimeout(add,90);else document.body.style.background='#f00'};setTimeout(add,90)">`,
+    );
+    await env.reset(task!);
+    const tap: AitwAction = { action_type: 4, touch_yx: [0.5, 0.5], lift_yx: [0.5, 0.5], typed_text: '' };
+    const image = await (await env.step(tap)).image();
+    const at = (Math.floor(image.height * 0.9) * image.width + Math.floor(image.width / 2)) * image.channels;
+    expect([...image.data.subarray(at, at + 3)]).toEqual([255, 0, 0]);
+  });
+
   it('refuses requests outside file:// and 127.0.0.1, and counts them', async () => {
     const [task] = parseSuite(JSON.stringify({ id: 'net', goal: 'load', start_url: 'site/net.html', success: { selector: 'img', text_contains: '' } }), join(dir, 'suite.jsonl'));
     await writeFile(join(dir, 'site', 'net.html'), '<img src="http://192.0.2.1/x.png"><img src="https://example.com/y.png"><img src="http://127.0.0.1:9/z.png">');

@@ -11,6 +11,12 @@
  * Android's BACK does; HOME opens the task's home_url (or start_url); the status actions do
  * nothing. A focused text field shows the web recorder's on-screen keyboard (soft_keyboard.ts).
  *
+ * The screen after an action is taken once the page is still: its load event, then no change to
+ * the document for `quietMs` (capped at `quietMaxMs` for pages that never stop, a clock, say). A
+ * page that fills itself in by script after loading (Sphinx's search lists its results a few at a
+ * time, then a summary line that moves them all down) would otherwise be shot half drawn, and a
+ * tap chosen on that screen lands on whatever has moved under it.
+ *
  * Faults: a crashed page or a closed browser makes step()/check() throw EnvironmentError; the next
  * reset() relaunches the browser when it is gone.
  */
@@ -31,6 +37,29 @@ export interface ChromiumEnvOptions {
   timeoutMs?: number;
   /** Wait after an action before waiting for the load event, so a navigation it starts is seen (default 120 ms). */
   settleMs?: number;
+  /** How long the document must stay unchanged before the screen is taken, ms (default 200). */
+  quietMs?: number;
+  /** The most to wait for that, ms (default 3000). */
+  quietMaxMs?: number;
+}
+
+/** Run in the page: resolves once the document has gone `quietMs` without a change, or after `maxMs`. */
+function documentStill({ quietMs, maxMs }: { quietMs: number; maxMs: number }): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      watch.disconnect();
+      clearTimeout(timer);
+      clearTimeout(cap);
+      resolve();
+    };
+    const watch = new MutationObserver(() => {
+      clearTimeout(timer);
+      timer = setTimeout(done, quietMs);
+    });
+    let timer = setTimeout(done, quietMs);
+    const cap = setTimeout(done, maxMs);
+    watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
 }
 
 export class ChromiumEnv implements Environment {
@@ -45,10 +74,12 @@ export class ChromiumEnv implements Environment {
   private blocked = 0;
   private readonly timeoutMs: number;
   private readonly settleMs: number;
+  private readonly quiet: { quietMs: number; maxMs: number };
 
   constructor(private readonly opts: ChromiumEnvOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 15_000;
     this.settleMs = opts.settleMs ?? 120;
+    this.quiet = { quietMs: opts.quietMs ?? 200, maxMs: opts.quietMaxMs ?? 3000 };
   }
 
   private async ensureBrowser(): Promise<Browser> {
@@ -184,20 +215,24 @@ export class ChromiumEnv implements Environment {
     }
   }
 
-  /** Lets a navigation the action started begin, waits for its load event, then for two painted frames. */
+  /** Lets a navigation the action started begin, waits for its load event and a still document, then for two painted frames. */
   private async settle(): Promise<void> {
     await sleep(this.settleMs);
     await this.livePage().waitForLoadState('load');
+    await this.inPage((page) => page.evaluate(documentStill, this.quiet));
     await this.nextFrames();
   }
 
-  private async nextFrames(): Promise<void> {
+  private nextFrames(): Promise<void> {
+    return this.inPage((page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))));
+  }
+
+  /** Runs `f` in the page; if a navigation replaces the document meanwhile, once more in the new one after it loads. */
+  private async inPage(f: (page: Page) => Promise<void>): Promise<void> {
     const page = this.livePage();
-    const frames = (): Promise<void> => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
-    // A navigation may replace the document while we wait; then wait for the new one once.
-    await frames().catch(async () => {
+    await f(page).catch(async () => {
       await page.waitForLoadState('load');
-      await frames();
+      await f(page);
     });
   }
 
