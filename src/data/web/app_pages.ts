@@ -68,8 +68,9 @@ function contactsPage(m: AppModel): string {
   );
   const body = `<div class="field large prefix round fill"><i>search</i><input id="q" type="search" placeholder="${esc(c.searchPlaceholder)}" aria-label="${esc(c.searchPlaceholder)}"></div>
 <ul class="list border" id="people">\n${rows.join('\n')}\n</ul>`;
-  // Filters as you type, like a phone's contact list.
-  const script = `document.getElementById('q').addEventListener('input',function(e){var q=e.target.value.toLowerCase();document.querySelectorAll('#people li').forEach(function(li){li.hidden=li.textContent.toLowerCase().indexOf(q)<0;});});`;
+  // Filters as you type, like a phone's contact list. BeerCSS lays list items out as flex boxes, which
+  // overrides the `hidden` attribute, so the filter sets their display itself.
+  const script = `document.getElementById('q').addEventListener('input',function(e){var q=e.target.value.toLowerCase();document.querySelectorAll('#people li').forEach(function(li){li.style.display=li.textContent.toLowerCase().indexOf(q)<0?'none':'';});});`;
   return page({ title: c.title, brand: m.spec.brand, back: 'index.html', body, script, actions: `<a class="button circle transparent" href="${m.form.file}" aria-label="${esc(m.form.title)}"><i>person_add</i></a>` });
 }
 

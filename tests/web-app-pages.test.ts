@@ -1,0 +1,47 @@
+/**
+ * The generated phone apps behave as they look in real headless Chromium: the contact list's
+ * search field filters the list as you type.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_SITES, appModel } from '../src/data/web/app_model.js';
+import { writeAppSite } from '../src/data/web/app_pages.js';
+import { DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
+
+let dir: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'autoui-app-'));
+  browser = await chromium.launch({ executablePath: DEFAULT_CHROMIUM });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('generated phone apps', () => {
+  it('the contact list shows only the people whose entry holds what was typed into its search field', async () => {
+    const m = appModel(APP_SITES[0]!, 0);
+    await writeAppSite(m, dir);
+    const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
+    await page.goto(pathToFileURL(join(dir, m.contacts.file)).href);
+    const shown = (): Promise<string[]> => page.$$eval('#people li', (lis) => lis.filter((li) => li.getBoundingClientRect().height > 0).map((li) => li.querySelector('h6')!.textContent!));
+    const everyone = m.contacts.people.map((p) => p.name);
+    expect(await shown()).toEqual(everyone);
+    const query = m.contacts.people[2]!.name.split(' ')[1]!.slice(0, 3);
+    await page.click('#q');
+    await page.keyboard.type(query.toLowerCase());
+    const matching = everyone.filter((n) => n.toLowerCase().includes(query.toLowerCase()));
+    expect(matching.length).toBeLessThan(everyone.length);
+    expect(await shown()).toEqual(matching);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Backspace');
+    expect(await shown()).toEqual(everyone);
+  });
+});
