@@ -18,6 +18,7 @@ import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { UNCHANGED_SHARE } from '../src/eval/tasks/screen_change.js';
 import { parseJsonLines } from '../src/util/json.js';
+import { pixelAt } from './helpers/screens.js';
 import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -197,9 +198,7 @@ describe('autoui run in Chromium', () => {
     );
     await env.reset(task!);
     const tap: AitwAction = { action_type: 4, touch_yx: [0.5, 0.5], lift_yx: [0.5, 0.5], typed_text: '' };
-    const image = await (await env.step(tap)).image();
-    const at = (Math.floor(image.height * 0.9) * image.width + Math.floor(image.width / 2)) * image.channels;
-    expect([...image.data.subarray(at, at + 3)]).toEqual([255, 0, 0]);
+    expect(await pixelAt((await env.step(tap)).png, [0.9, 0.5])).toEqual([255, 0, 0]);
   });
 
   it('refuses requests outside file:// and 127.0.0.1, and counts them', async () => {

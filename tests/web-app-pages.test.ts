@@ -2,35 +2,27 @@
  * The generated phone apps behave as they look in real headless Chromium: the contact list's
  * search field filters the list as you type.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SITES, appModel } from '../src/data/web/app_model.js';
 import { writeAppSite } from '../src/data/web/app_pages.js';
-import { DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
+import { openPhonePages, type PhonePages } from './helpers/phone_pages.js';
 
-let dir: string;
-let browser: Browser;
+let pages: PhonePages;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'autoui-app-'));
-  browser = await chromium.launch({ executablePath: DEFAULT_CHROMIUM });
+  pages = await openPhonePages({}, { name: 'test-phone', width: 360, height: 800, dpr: 1 }, 'autoui-app-');
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await pages?.close();
 });
 
 describe('generated phone apps', () => {
   it('the contact list shows only the people whose entry holds what was typed into its search field', async () => {
     const m = appModel(APP_SITES[0]!, 0);
-    await writeAppSite(m, dir);
-    const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
-    await page.goto(pathToFileURL(join(dir, m.contacts.file)).href);
+    await writeAppSite(m, pages.dir);
+    const page = pages.screen.page;
+    await page.goto(pages.url(m.contacts.file));
     const shown = (): Promise<string[]> => page.$$eval('#people li', (lis) => lis.filter((li) => li.getBoundingClientRect().height > 0).map((li) => li.querySelector('h6')!.textContent!));
     const everyone = m.contacts.people.map((p) => p.name);
     expect(await shown()).toEqual(everyone);
