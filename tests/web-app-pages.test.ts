@@ -5,6 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SITES, appModel } from '../src/data/web/app_model.js';
 import { writeAppSite } from '../src/data/web/app_pages.js';
+import { contactSearchTask } from '../src/data/web/app_tasks.js';
+import { Recorder } from '../src/data/web/recorder.js';
+import { siteModel } from '../src/data/web/site_model.js';
+import { ActionType } from '../src/data/types.js';
+import { Rng } from '../src/util/rng.js';
 import { openPhonePages, type PhonePages } from './helpers/phone_pages.js';
 
 let pages: PhonePages;
@@ -35,5 +40,23 @@ describe('generated phone apps', () => {
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Backspace');
     expect(await shown()).toEqual(everyone);
+  });
+
+  it("a contact search's gold types its query exactly as the goal writes it", async () => {
+    const app = appModel(APP_SITES[0]!, 0);
+    await writeAppSite(app, pages.dir);
+    const m = await siteModel({ site: 'app', kind: 'app', label: 'App', pagesDir: pages.dir, start: 'index.html', sphinx: false, app });
+    const quoted = (goal: string, typed: string): boolean => new RegExp(`(^|[ "])${typed}([ ",]|$)`).test(goal);
+    let recased = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      const ep = await contactSearchTask(new Recorder(pages.screen, new Map()), m, Rng.from('contact-search', seed));
+      expect(ep).toBeDefined();
+      const typed = ep!.steps.filter((s) => s.action.action_type === ActionType.TYPE).map((s) => s.action.typed_text);
+      expect(typed).toHaveLength(1);
+      expect(quoted(ep!.goal, typed[0]!), `${ep!.goal} / typed ${typed[0]}`).toBe(true);
+      if (!app.contacts.people.some((p) => p.name.split(' ').includes(typed[0]!))) recased++;
+    }
+    // The typed case varies as a person's does (lower or title case now and then).
+    expect(recased).toBeGreaterThan(0);
   });
 });

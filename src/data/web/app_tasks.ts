@@ -86,10 +86,11 @@ export async function formTask(rec: Recorder, m: SiteModel, rng: Rng): Promise<E
 export async function contactSearchTask(rec: Recorder, m: SiteModel, rng: Rng): Promise<Episode | undefined> {
   const c = m.app!.contacts;
   const person = rng.pick(c.people);
-  const query = rng.pick(person.name.split(' '));
+  // The goal writes the query in the case it is typed: a person types what the goal says.
+  const query = varyCase(rng.pick(person.name.split(' ')), rng);
   await rec.screen.goto(pageUrl(m, c.file));
   if (!(await tapOn(rec, { selector: '#q' }, false))) return undefined;
-  await rec.type(varyCase(query, rng));
+  await rec.type(query);
   if (!(await tapOn(rec, { selector: `a[href="${person.file}"]` }, true))) return undefined;
   await rec.complete();
   return { kind: 'search', goal: searchGoal(rng, query, person.name), start: c.file, steps: rec.steps, success: onPage(person.file) };
