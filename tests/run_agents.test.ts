@@ -13,11 +13,12 @@ import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSuite } from '../src/data/suite.js';
+import { ActionType, type AitwAction } from '../src/data/types.js';
 import { isAllowedUrl } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
 import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
-import { kindLine, readTaskDumps, summarize, taskFileName, type TaskDump } from '../src/eval/tasks/dumps.js';
+import { kindLine, readTaskDumps, summarize, taskFileName, typedLine, typedTextAgreement, type TaskDump } from '../src/eval/tasks/dumps.js';
 import { renderReport } from '../src/eval/tasks/report.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { Predictor } from '../src/infer/predict.js';
@@ -86,6 +87,32 @@ describe('checks, URLs, names, summary', () => {
     expect(renderReport(dumps, summarize(dumps))).toContain('<p class="facts" id="kinds">succeeded by kind: navigate 1 of 1, search 0 of 1</p>');
     const plain = dumps.map((x) => ({ ...x, task: { id: x.task.id, goal: 'g' } }) as TaskDump);
     expect(renderReport(plain, summarize(plain))).not.toContain('id="kinds"');
+  });
+
+  it("typed text against the gold: each task's first typed text, exact and case aside, over the tasks whose gold types", () => {
+    const tap = { action_type: ActionType.DUAL_POINT, touch_yx: [0.5, 0.5], lift_yx: [0.5, 0.5], typed_text: '' } as AitwAction;
+    const type = (text: string) => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text }) as AitwAction;
+    const ran = (id: string, ...actions: Array<AitwAction | null>) => ({ task: { id }, stepDumps: actions.map((action) => ({ action })) }) as TaskDump;
+    const gold = new Map([
+      ['exact', [tap, type('internals'), type('later')]],
+      ['case', [type('Ben')]],
+      ['wrong', [type('unit')]],
+      ['none', [type('q')]],
+      ['untyped', [tap]],
+    ]);
+    const dumps = [
+      ran('exact', tap, null, type('internals'), type('other')),
+      ran('case', type('ben')),
+      ran('wrong', type('cross'), type('unit')),
+      ran('none', tap, tap),
+      ran('untyped', type('x')),
+      ran('no gold', type('y')),
+    ];
+    const t = typedTextAgreement(dumps, gold);
+    expect(t).toEqual({ tasks: 4, typed: 3, equal: 1, equal_ignoring_case: 2 });
+    expect(typedLine(t)).toBe("the first text typed is the gold's in 1 of 4 tasks whose gold types (2 case aside; 1 typed nothing)");
+    expect(summarize(dumps.map((d) => ({ ...d, success: false, reached: false, steps: 1, stop_reason: 'complete' }) as TaskDump), gold).typed_text).toEqual(t);
+    expect(summarize(dumps)).not.toHaveProperty('typed_text');
   });
 
   it('server answers become decisions; malformed ones are agent errors', () => {
@@ -175,6 +202,12 @@ describe.runIf(existsSync(CLI))('autoui run (CLI)', () => {
     expect(Object.keys(s)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'per_task']);
     expect(s).toMatchObject({ tasks: 2, success_rate: 1, reached_rate: 1, mean_steps: 2 });
     for (const t of s.per_task as object[]) expect(Object.keys(t)).toEqual(['id', 'success', 'reached', 'steps', 'stop_reason']);
+
+    // --gold: the summary adds how the first typed text agrees with the gold's (the replayed script is its own gold).
+    await writeFile(suite, [lines[0], lines[2]].join('\n') + '\n');
+    const typed = JSON.parse((await run('node', [CLI, 'run', '--suite', suite, '--script', script, '--gold', script, '--out', join(dir, 'gold'), '--json'], { maxBuffer: 1 << 24 })).stdout) as Record<string, unknown>;
+    expect(Object.keys(typed)).toEqual(['tasks', 'success_rate', 'reached_rate', 'mean_steps', 'typed_text', 'per_task']);
+    expect(typed.typed_text).toEqual({ tasks: 1, typed: 1, equal: 1, equal_ignoring_case: 1 });
 
     // Tasks with a kind: --kind runs those of one kind, the summary counts by kind, an unknown kind names the suite's.
     const kinded = [lines[0], lines[3]].map((l, i) => JSON.stringify({ ...JSON.parse(l!), meta: { kind: ['tap', 'scroll'][i] } }));

@@ -1,6 +1,7 @@
 /**
  * The generated phone apps behave as they look in real headless Chromium: the contact list's
- * search field filters the list as you type.
+ * search field filters the list as you type, and a recorded contact search types its query as the
+ * goal writes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_SITES, appModel } from '../src/data/web/app_model.js';
@@ -46,14 +47,14 @@ describe('generated phone apps', () => {
     const app = appModel(APP_SITES[0]!, 0);
     await writeAppSite(app, pages.dir);
     const m = await siteModel({ site: 'app', kind: 'app', label: 'App', pagesDir: pages.dir, start: 'index.html', sphinx: false, app });
-    const quoted = (goal: string, typed: string): boolean => new RegExp(`(^|[ "])${typed}([ ",]|$)`).test(goal);
+    const standsInGoal = (goal: string, typed: string): boolean => new RegExp(`(^|[ "])${typed}([ ",]|$)`).test(goal);
     let recased = 0;
     for (let seed = 0; seed < 12; seed++) {
       const ep = await contactSearchTask(new Recorder(pages.screen, new Map()), m, Rng.from('contact-search', seed));
       expect(ep).toBeDefined();
       const typed = ep!.steps.filter((s) => s.action.action_type === ActionType.TYPE).map((s) => s.action.typed_text);
       expect(typed).toHaveLength(1);
-      expect(quoted(ep!.goal, typed[0]!), `${ep!.goal} / typed ${typed[0]}`).toBe(true);
+      expect(standsInGoal(ep!.goal, typed[0]!), `${ep!.goal} / typed ${typed[0]}`).toBe(true);
       if (!app.contacts.people.some((p) => p.name.split(' ').includes(typed[0]!))) recased++;
     }
     // The typed case varies as a person's does (lower or title case now and then).

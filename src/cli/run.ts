@@ -6,9 +6,10 @@ import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { ChromiumEnv } from '../env/chromium.js';
 import type { Environment } from '../env/environment.js';
 import { parseScript, PredictorAgent, ScriptedAgent, ServerAgent, type Agent } from '../eval/tasks/agents.js';
-import { kindLine } from '../eval/tasks/dumps.js';
+import { kindLine, typedLine } from '../eval/tasks/dumps.js';
 import { DEFAULT_MAX_STEPS, runSuite } from '../eval/tasks/run_tasks.js';
 import { Predictor } from '../infer/predict.js';
+import type { AitwAction } from '../data/types.js';
 import type { TapSource } from '../model/pointer.js';
 import { InputError } from '../util/errors.js';
 import { parseJsonLines } from '../util/json.js';
@@ -20,6 +21,7 @@ interface RunCliOptions {
   checkpoint?: string;
   server?: string;
   script?: string;
+  gold?: string;
   token?: string;
   encoder?: string;
   tapFrom: TapSource | 'auto';
@@ -43,10 +45,15 @@ async function makeAgent(o: RunCliOptions): Promise<Agent> {
     if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
     return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });
   }
-  const text = await readFile(o.script!, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new InputError(`cannot read the script (${err.code ?? err.message})`, o.script);
+  return new ScriptedAgent(await readActions(o.script!, 'the script'));
+}
+
+/** Task id → actions, from JSON Lines {"id", "actions"} (a --script, or the gold-SPLIT.jsonl `data web --suite` writes). */
+async function readActions(file: string, what: string): Promise<Map<string, AitwAction[]>> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new InputError(`cannot read ${what} (${err.code ?? err.message})`, file);
   });
-  return new ScriptedAgent(parseScript(parseJsonLines(text, o.script!)));
+  return parseScript(parseJsonLines(text, file));
 }
 
 function makeEnv(o: RunCliOptions): Environment {
@@ -64,6 +71,7 @@ export function registerRun(parent: Command): void {
     .option('--checkpoint <dir>', 'agent: a checkpoint loaded in this process')
     .option('--server <url>', 'agent: a running `autoui serve` (e.g. http://127.0.0.1:8080)')
     .option('--script <file>', 'agent: replay given actions, JSON Lines {"id": TASK_ID, "actions": [...]} (to check that a suite is solvable)')
+    .option('--gold <file>', 'gold actions, JSON Lines {"id": TASK_ID, "actions": [...]} (the gold-SPLIT.jsonl beside a suite from `data web --suite`): the summary adds typed_text, the agent\'s first typed text against the gold\'s')
     .option('--token <token>', 'bearer token for --server (or set AUTOUI_TOKEN)')
     .option('--encoder <spec>', "vision encoder for --checkpoint, when the checkpoint's is not built in")
     .addOption(tapFromOption())
@@ -72,7 +80,7 @@ export function registerRun(parent: Command): void {
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')
     .option('--no-avoid-ineffective', 'let the agent repeat an action that left the screen as it was (default: the next answer on that screen avoids it)')
-    .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "by_kind", "per_task"} as JSON on stdout (by_kind when tasks have a meta.kind)')
+    .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "by_kind", "typed_text", "per_task"} as JSON on stdout (by_kind when tasks have a meta.kind, typed_text with --gold)')
     .addOption(new Option('--env <kind>', 'where actions run').choices(['chromium', 'adb']).default('chromium'))
     .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
     .option('--adb <path>', 'adb binary for --env adb (default: adb on PATH)')
@@ -93,11 +101,12 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       const all = await readSuite(o.suite);
       if (all.length === 0) throw new InputError('the suite has no tasks', o.suite);
       const tasks = tasksOfKinds(all, o.kind, o.suite);
+      const gold = o.gold === undefined ? undefined : await readActions(o.gold, 'the gold actions');
       const agent = await makeAgent(o);
       const env = makeEnv(o);
       let result;
       try {
-        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, quiet: o.json });
+        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, gold, quiet: o.json });
       } finally {
         await env.close();
         await agent.close?.();
@@ -107,6 +116,7 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       for (const t of s.per_task) console.log(`${t.success ? 'ok  ' : 'FAIL'} ${t.id}  ${t.steps} step(s), ${t.stop_reason}${!t.success && t.reached ? ' (reached)' : ''}`);
       console.log(`\n${s.tasks} task(s): success ${(100 * s.success_rate).toFixed(1)} %, reached ${(100 * s.reached_rate).toFixed(1)} %, ${s.mean_steps.toFixed(2)} steps on average` + (result.kept ? ` (${result.kept} kept from the earlier run)` : ''));
       if (s.by_kind) console.log(`succeeded by kind: ${kindLine(s)}`);
+      if (s.typed_text) console.log(`typed text: ${typedLine(s.typed_text)}`);
       console.log(`report: ${result.report}`);
     });
 }

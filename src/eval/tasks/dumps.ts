@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { taskKind, type TaskSpec } from '../../data/suite.js';
-import type { ActionTypeName, AitwAction } from '../../data/types.js';
+import { ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
 import type { CheckResult } from '../../env/environment.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { InputError } from '../../util/errors.js';
@@ -88,6 +88,18 @@ export interface KindOutcome {
   reached: number;
 }
 
+/** How the agent's typing agrees with gold trajectories', over the tasks whose gold types. */
+export interface TypedTextAgreement {
+  /** Tasks whose gold types something. */
+  tasks: number;
+  /** Of those, the tasks where the agent typed. */
+  typed: number;
+  /** The agent's first typed text is the gold's first, character for character. */
+  equal: number;
+  /** The same, case aside. */
+  equal_ignoring_case: number;
+}
+
 /** What `autoui run --json` prints. */
 export interface RunSummary {
   tasks: number;
@@ -96,10 +108,35 @@ export interface RunSummary {
   mean_steps: number;
   /** Counts by the tasks' `meta.kind` (the web generator's navigate, search, …; "other" for a task without one), in order of first appearance; absent when no task has a kind. */
   by_kind?: Record<string, KindOutcome>;
+  /** Against the gold trajectories given (`run --gold`); absent without them. */
+  typed_text?: TypedTextAgreement;
   per_task: TaskOutcome[];
 }
 
-export function summarize(dumps: readonly TaskDump[]): RunSummary {
+const firstTyped = (actions: ReadonlyArray<AitwAction | null>): string | undefined => actions.find((a) => a?.action_type === ActionType.TYPE)?.typed_text;
+
+/**
+ * The first text the agent typed in each task against the first its gold typed (a search's query, a
+ * form's first field). Only the first: a live run's steps need not line up with the gold's, and an
+ * agent that retypes would otherwise be scored on whichever attempt happens to align.
+ */
+export function typedTextAgreement(dumps: readonly TaskDump[], gold: ReadonlyMap<string, readonly AitwAction[]>): TypedTextAgreement {
+  const out: TypedTextAgreement = { tasks: 0, typed: 0, equal: 0, equal_ignoring_case: 0 };
+  for (const d of dumps) {
+    const want = firstTyped(gold.get(d.task.id) ?? []);
+    if (want === undefined) continue;
+    out.tasks++;
+    const got = firstTyped(d.stepDumps.map((s) => s.action));
+    if (got === undefined) continue;
+    out.typed++;
+    if (got === want) out.equal++;
+    if (got.toLowerCase() === want.toLowerCase()) out.equal_ignoring_case++;
+  }
+  return out;
+}
+
+/** The run's summary; with `gold` (task id → gold actions), how its typing agrees with the gold's. */
+export function summarize(dumps: readonly TaskDump[], gold?: ReadonlyMap<string, readonly AitwAction[]>): RunSummary {
   const n = dumps.length;
   const share = (f: (d: TaskDump) => boolean): number => (n ? dumps.filter(f).length / n : 0);
   const byKind: Record<string, KindOutcome> = {};
@@ -115,6 +152,7 @@ export function summarize(dumps: readonly TaskDump[]): RunSummary {
     reached_rate: share((d) => d.reached),
     mean_steps: n ? dumps.reduce((a, d) => a + d.steps, 0) / n : 0,
     ...(dumps.some((d) => taskKind(d.task) !== undefined) ? { by_kind: byKind } : {}),
+    ...(gold ? { typed_text: typedTextAgreement(dumps, gold) } : {}),
     per_task: dumps.map((d) => ({ id: d.task.id, success: d.success, reached: d.reached, steps: d.steps, stop_reason: d.stop_reason })),
   };
 }
@@ -122,6 +160,11 @@ export function summarize(dumps: readonly TaskDump[]): RunSummary {
 /** "navigate 3 of 18, search 22 of 58" — a summary's kinds in one line; '' without kinds. */
 export function kindLine(s: RunSummary): string {
   return Object.entries(s.by_kind ?? {}).map(([k, o]) => `${k} ${o.success} of ${o.tasks}`).join(', ');
+}
+
+/** "the first text typed is the gold's in 33 of 66 tasks whose gold types (36 case aside; 5 typed nothing)" */
+export function typedLine(t: TypedTextAgreement): string {
+  return `the first text typed is the gold's in ${t.equal} of ${t.tasks} tasks whose gold types (${t.equal_ignoring_case} case aside; ${t.tasks - t.typed} typed nothing)`;
 }
 
 /**

@@ -43,6 +43,8 @@ export interface RunOptions {
    * (default true): a model trained on gold episodes repeats a no-op it has misread forever.
    */
   avoidIneffective?: boolean;
+  /** Gold actions by task id: the summary then says how the agent's typed text agrees with them. */
+  gold?: ReadonlyMap<string, readonly AitwAction[]>;
   quiet?: boolean;
 }
 
@@ -129,7 +131,7 @@ export async function runSuite(o: RunOptions): Promise<RunResult> {
     bar.stop();
   }
   const dumps = o.tasks.map((t) => results.get(t.id)!);
-  const summary = summarize(dumps);
+  const summary = summarize(dumps, o.gold);
   await writeFileAtomic(join(o.out, 'summary.json'), JSON.stringify(summary, null, 1) + '\n');
   await writeSplits(o.out, dumps);
   const report = await writeReport(o.out, dumps, summary);
