@@ -25,6 +25,15 @@ describe('demo', () => {
     expect(r.heldOutSites!.namedLinks!.all.n).toBeGreaterThan(0);
     expect(r.closedLoop).toMatchObject({ tasks: 2 });
     expect(existsSync(r.closedLoop!.report)).toBe(true);
+    // Typed text is scored against the held-out site's gold, over the tasks run whose gold types.
+    const lines = (f: string) => readFileSync(join(out, 'web', 'app-quartz', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; actions?: Array<{ action_type: number | string }> });
+    const typing = new Set(lines('gold-test.jsonl').filter((g) => g.actions!.some((a) => a.action_type === 3 || a.action_type === 'TYPE')).map((g) => g.id));
+    const ran = lines('suite-test.jsonl').slice(0, 2).map((t) => t.id);
+    const t = r.closedLoop!.typed_text;
+    expect(t.tasks).toBe(ran.filter((id) => typing.has(id)).length);
+    expect(t.equal).toBeLessThanOrEqual(t.equal_ignoring_case);
+    expect(t.equal_ignoring_case).toBeLessThanOrEqual(t.typed);
+    expect(t.typed).toBeLessThanOrEqual(t.tasks);
     const again = await runDemo(o);
     expect(again.metrics).toEqual(r.metrics);
     expect(again.heldOutSites!.report).toEqual(r.heldOutSites!.report);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatReport } from '../eval/format_report.js';
+import { typedLine } from '../eval/tasks/dumps.js';
 import { DEMO_DEFAULTS, runDemo, type DemoOptions, type DemoResult } from '../pipeline/demo.js';
 import { RECIPES } from '../train/recipes.js';
 import type { TrainRecipe } from '../train/recipes.js';
@@ -80,6 +81,7 @@ function formatDemo(r: DemoResult): string {
   if (c) {
     parts.push(`\nLive in Chromium, held-out sites: ${c.tasks} tasks, success ${pct(c.success_rate * 100)} %, reached ${pct(c.reached_rate * 100)} %, mean ${c.mean_steps.toFixed(1)} steps; offline step accuracy of the same tasks ${pct(c.offline_step_acc)} %`);
     for (const [k, e] of Object.entries(c.byKind)) parts.push(`  ${k.padEnd(9)} ${String(e.tasks).padStart(3)} tasks · success ${pct(e.success)} % · offline: steps ${pct(e.offline_step_acc)} %, every step ${pct(e.offline_all_steps)} %`);
+    parts.push(`  typed text: ${typedLine(c.typed_text)}`);
     parts.push(`report: ${c.report}`);
   }
   parts.push(`\ncheckpoint: ${r.checkpoint}\nshards:     ${r.data}`);

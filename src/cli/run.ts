@@ -1,18 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { readSuite, tasksOfKinds } from '../data/suite.js';
 import { AdbEnv } from '../env/adb.js';
 import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { ChromiumEnv } from '../env/chromium.js';
 import type { Environment } from '../env/environment.js';
-import { parseScript, PredictorAgent, ScriptedAgent, ServerAgent, type Agent } from '../eval/tasks/agents.js';
+import { PredictorAgent, readScriptFile, ScriptedAgent, ServerAgent, type Agent } from '../eval/tasks/agents.js';
 import { kindLine, typedLine } from '../eval/tasks/dumps.js';
 import { DEFAULT_MAX_STEPS, runSuite } from '../eval/tasks/run_tasks.js';
 import { Predictor } from '../infer/predict.js';
-import type { AitwAction } from '../data/types.js';
 import type { TapSource } from '../model/pointer.js';
 import { InputError } from '../util/errors.js';
-import { parseJsonLines } from '../util/json.js';
 import { intOption, printJson, tapFromOption, textBeamsOption } from './common.js';
 
 interface RunCliOptions {
@@ -45,15 +42,7 @@ async function makeAgent(o: RunCliOptions): Promise<Agent> {
     if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
     return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });
   }
-  return new ScriptedAgent(await readActions(o.script!, 'the script'));
-}
-
-/** Task id → actions, from JSON Lines {"id", "actions"} (a --script, or the gold-SPLIT.jsonl `data web --suite` writes). */
-async function readActions(file: string, what: string): Promise<Map<string, AitwAction[]>> {
-  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new InputError(`cannot read ${what} (${err.code ?? err.message})`, file);
-  });
-  return parseScript(parseJsonLines(text, file));
+  return new ScriptedAgent(await readScriptFile(o.script!, 'the script'));
 }
 
 function makeEnv(o: RunCliOptions): Environment {
@@ -101,7 +90,7 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       const all = await readSuite(o.suite);
       if (all.length === 0) throw new InputError('the suite has no tasks', o.suite);
       const tasks = tasksOfKinds(all, o.kind, o.suite);
-      const gold = o.gold === undefined ? undefined : await readActions(o.gold, 'the gold actions');
+      const gold = o.gold === undefined ? undefined : await readScriptFile(o.gold, 'the gold actions');
       const agent = await makeAgent(o);
       const env = makeEnv(o);
       let result;

@@ -9,9 +9,10 @@
 import { join } from 'node:path';
 import { requireManifest } from '../data/manifest.js';
 import { readSuite, type TaskSpec } from '../data/suite.js';
-import { SUBSETS } from '../data/types.js';
+import { SUBSETS, type AitwAction } from '../data/types.js';
 import type { Report } from '../eval/metrics.js';
 import { evaluateCheckpoint } from '../eval/run.js';
+import { readScriptFile } from '../eval/tasks/agents.js';
 import { recipeOptions } from '../train/trainer.js';
 import type { TrainRecipe } from '../train/recipes.js';
 import { heldOutSiteReport, closedLoop, type ClosedLoopResult, type HeldOutSites } from './demo_measure.js';
@@ -89,10 +90,10 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const metrics = (await evaluate(paths.shards, [...SUBSETS])).report;
   const web = data.web && (await testRows(paths.shards, 'web')) > 0 ? (await evaluate(paths.shards, ['web'])).report : null;
   const unseenApps = (await evaluate(paths.unseenShards)).report;
-  const suite = data.web ? await heldOutSuite(paths, data.web.heldOut) : [];
+  const { suite, gold } = data.web ? await heldOutSuite(paths, data.web.heldOut) : { suite: [], gold: new Map() };
   const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards, data.web.heldOut), suite, data.web.linkSets.length > 0 ? await evaluate(paths.heldOutShards, data.web.linkSets) : null) : null;
   say(`[7/7] running ${Math.min(o.runTasks, suite.length)} held-out-site tasks live in Chromium → ${paths.run}`);
-  const loop = o.runTasks > 0 && suite.length > 0 ? await closedLoop(t.checkpoint, suite.slice(0, o.runTasks), paths.run, heldOutSites, o.quiet) : null;
+  const loop = o.runTasks > 0 && suite.length > 0 ? await closedLoop(t.checkpoint, suite.slice(0, o.runTasks), gold, paths.run, heldOutSites, o.quiet) : null;
   say('[done]');
   return { checkpoint: t.checkpoint, data: paths.shards, metrics, web, unseenApps, heldOutSites, closedLoop: loop };
 }
@@ -102,10 +103,12 @@ async function testRows(dir: string, subset: string): Promise<number> {
   return (await requireManifest(dir)).subsets[subset]?.screens.test ?? 0;
 }
 
-/** The held-out sites' test tasks, in a fixed interleaved order (site by site would measure one site first). */
-async function heldOutSuite(paths: DemoPaths, sites: readonly string[]): Promise<TaskSpec[]> {
+/** The held-out sites' test tasks, in a fixed interleaved order (site by site would measure one site first), and their gold actions. */
+async function heldOutSuite(paths: DemoPaths, sites: readonly string[]): Promise<{ suite: TaskSpec[]; gold: Map<string, AitwAction[]> }> {
   const perSite = await Promise.all(sites.map((s) => readSuite(join(paths.web, s, 'suite-test.jsonl'))));
-  const out: TaskSpec[] = [];
-  for (let i = 0; perSite.some((l) => i < l.length); i++) for (const l of perSite) if (i < l.length) out.push(l[i]!);
-  return out;
+  const suite: TaskSpec[] = [];
+  for (let i = 0; perSite.some((l) => i < l.length); i++) for (const l of perSite) if (i < l.length) suite.push(l[i]!);
+  const gold = new Map<string, AitwAction[]>();
+  for (const s of sites) for (const [id, actions] of await readScriptFile(join(paths.web, s, 'gold-test.jsonl'), `${s}'s gold actions`)) gold.set(id, actions);
+  return { suite, gold };
 }

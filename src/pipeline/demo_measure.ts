@@ -9,7 +9,9 @@ import { checkActionsMatch } from '../eval/action_matching.js';
 import type { Prediction } from '../eval/evaluate.js';
 import type { Report } from '../eval/metrics.js';
 import { PredictorAgent } from '../eval/tasks/agents.js';
+import type { TypedTextAgreement } from '../eval/tasks/dumps.js';
 import { runSuite } from '../eval/tasks/run_tasks.js';
+import type { AitwAction } from '../data/types.js';
 import { Predictor } from '../infer/predict.js';
 
 /** Share of matching steps and their count. */
@@ -80,16 +82,21 @@ export interface ClosedLoopResult {
   byKind: Record<string, { tasks: number; success: number; offline_step_acc: number | null; offline_all_steps: number }>;
   /** Offline step accuracy over every gold step of the tasks run. */
   offline_step_acc: number | null;
+  /** The first text typed against the gold's, over the tasks whose gold types. */
+  typed_text: TypedTextAgreement;
   report: string;
 }
 
-/** Runs the tasks live with the checkpoint (resumable under `out`), then sets each kind's success beside its offline step accuracy. */
-export async function closedLoop(checkpoint: string, tasks: readonly TaskSpec[], out: string, offline: HeldOutSites | null, quiet?: boolean): Promise<ClosedLoopResult> {
+/**
+ * Runs the tasks live with the checkpoint (resumable under `out`), then sets each kind's success beside
+ * its offline step accuracy; `gold` (task id → gold actions) gives the typed text its reference.
+ */
+export async function closedLoop(checkpoint: string, tasks: readonly TaskSpec[], gold: ReadonlyMap<string, readonly AitwAction[]>, out: string, offline: HeldOutSites | null, quiet?: boolean): Promise<ClosedLoopResult> {
   const agent = new PredictorAgent(await Predictor.load(checkpoint));
   const env = new ChromiumEnv();
   let r;
   try {
-    r = await runSuite({ tasks, out, agent, env, resume: true, quiet });
+    r = await runSuite({ tasks, out, agent, env, resume: true, gold, quiet });
   } finally {
     await env.close();
     await agent.close();
@@ -110,5 +117,5 @@ export async function closedLoop(checkpoint: string, tasks: readonly TaskSpec[],
     Object.assign(e, { success: (100 * e.success) / e.tasks, offline_step_acc: stepScore(steps).acc, offline_all_steps: (100 * e.offline_all_steps) / e.tasks });
   }
   const { tasks: n, success_rate, reached_rate, mean_steps } = r.summary;
-  return { tasks: n, success_rate, reached_rate, mean_steps, byKind, offline_step_acc: stepScore([...preds.values()].flat()).acc, report: r.report };
+  return { tasks: n, success_rate, reached_rate, mean_steps, byKind, offline_step_acc: stepScore([...preds.values()].flat()).acc, typed_text: r.summary.typed_text!, report: r.report };
 }

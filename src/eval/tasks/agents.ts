@@ -7,7 +7,9 @@
  */
 import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
 import type { TaskSpec } from '../../data/suite.js';
+import { readFile } from 'node:fs/promises';
 import { InputError } from '../../util/errors.js';
+import { parseJsonLines } from '../../util/json.js';
 import { parseAction, parseActionType } from '../../data/action_json.js';
 import type { Predictor } from '../../infer/predict.js';
 import { MAX_HISTORY_STEPS } from '../../infer/request.js';
@@ -194,4 +196,12 @@ export function parseScript(lines: ReadonlyArray<{ value: unknown; where: string
     out.set(v.id, v.actions.map((a, i) => parseAction(a, `${where} actions[${i}]`)));
   }
   return out;
+}
+
+/** parseScript over a file; `what` names it in the error when it cannot be read ("the script", "the gold actions"). */
+export async function readScriptFile(file: string, what: string): Promise<Map<string, AitwAction[]>> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new InputError(`cannot read ${what} (${err.code ?? err.message})`, file);
+  });
+  return parseScript(parseJsonLines(text, file));
 }
