@@ -5,9 +5,9 @@
  * that a suite is solvable). An agent that cannot answer (server down, bad response) throws
  * AgentError, which stops the whole run: no task can be measured without it.
  */
+import { readFile } from 'node:fs/promises';
 import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
 import type { TaskSpec } from '../../data/suite.js';
-import { readFile } from 'node:fs/promises';
 import { InputError } from '../../util/errors.js';
 import { parseJsonLines } from '../../util/json.js';
 import { parseAction, parseActionType } from '../../data/action_json.js';

@@ -162,7 +162,7 @@ export function kindLine(s: RunSummary): string {
   return Object.entries(s.by_kind ?? {}).map(([k, o]) => `${k} ${o.success} of ${o.tasks}`).join(', ');
 }
 
-/** "the first text typed is the gold's in 33 of 66 tasks whose gold types (36 case aside; 5 typed nothing)" */
+/** "the first text typed is the gold's in 33 of 71 tasks whose gold types (36 case aside; 5 typed nothing)" */
 export function typedLine(t: TypedTextAgreement): string {
   return `the first text typed is the gold's in ${t.equal} of ${t.tasks} tasks whose gold types (${t.equal_ignoring_case} case aside; ${t.tasks - t.typed} typed nothing)`;
 }
