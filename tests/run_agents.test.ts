@@ -103,7 +103,7 @@ describe('checks, URLs, names, summary', () => {
     const dumps = [
       ran('exact', tap, null, type('internals'), type('other')),
       ran('case', type('ben')),
-      ran('wrong', type('cross'), type('unit')),
+      ran('wrong', type('cross'), type('Unit')),
       ran('none', tap, tap),
       ran('untyped', type('x')),
       ran('no gold', type('y')),
