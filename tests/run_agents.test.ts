@@ -113,6 +113,10 @@ describe('checks, URLs, names, summary', () => {
     expect(typedLine(t)).toBe("the first text typed is the gold's in 1 of 4 tasks whose gold types (2 case aside; 1 typed nothing)");
     expect(summarize(dumps.map((d) => ({ ...d, success: false, reached: false, steps: 1, stop_reason: 'complete' }) as TaskDump), gold).typed_text).toEqual(t);
     expect(summarize(dumps)).not.toHaveProperty('typed_text');
+    // The report says it beside the success figures, and nothing of it without a gold.
+    const full = dumps.map((d) => ({ ...d, task: { ...d.task, goal: 'g' }, success: false, reached: false, steps: 1, stop_reason: 'complete', finalScreen: null, check: null, seconds: 1, blockedRequests: 0, agent: 'a', environment: 'e', stepDumps: [] }) as TaskDump);
+    expect(renderReport(full, { ...summarize(full), typed_text: t })).toContain(`<p class="facts" id="typed">typed text: the first text typed is the gold&#39;s in 1 of 4`);
+    expect(renderReport(full, summarize(full))).not.toContain('id="typed"');
   });
 
   it('server answers become decisions; malformed ones are agent errors', () => {

@@ -10,7 +10,7 @@ import { ACTION_TYPE_NAMES, type AitwAction } from '../../data/types.js';
 import { describeAction } from '../../infer/predict.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { actionSvg, PRED_COLOUR } from '../viz.js';
-import { kindLine, taskFileName, type RunSummary, type ScreenRef, type StepDump, type TaskDump } from './dumps.js';
+import { kindLine, taskFileName, typedLine, type RunSummary, type ScreenRef, type StepDump, type TaskDump } from './dumps.js';
 import { UNCHANGED_SHARE } from './screen_change.js';
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -79,6 +79,7 @@ export function renderReport(dumps: readonly TaskDump[], summary: RunSummary): s
 <h1>autoui run: ${summary.tasks} task(s), success ${pct(summary.success_rate)}, reached ${pct(summary.reached_rate)}, ${summary.mean_steps.toFixed(2)} steps on average</h1>
 <p class="facts">${first ? `agent ${esc(first.agent)} · environment ${esc(first.environment)}` : 'no tasks'}</p>
 ${summary.by_kind ? `<p class="facts" id="kinds">succeeded by kind: ${esc(kindLine(summary))}</p>` : ''}
+${summary.typed_text ? `<p class="facts" id="typed">typed text: ${esc(typedLine(summary.typed_text))}</p>` : ''}
 <table id="summary"><tr><th>task</th><th>success</th><th>reached</th><th>steps</th><th>stopped</th></tr>
 ${rows}
 </table>
