@@ -2,6 +2,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readSuite } from '../src/data/suite.js';
+import { ActionType } from '../src/data/types.js';
+import { readScriptFile } from '../src/eval/tasks/agents.js';
 import { demoPaths, runDemo } from '../src/pipeline/demo.js';
 
 const REPORT_KEYS = ['n', 'action_match', 'type_acc', 'text_acc', 'text_exact', 'click_acc', 'scroll_acc', 'tap_in_box', 'invalid', 'subsets'];
@@ -26,9 +29,10 @@ describe('demo', () => {
     expect(r.closedLoop).toMatchObject({ tasks: 2 });
     expect(existsSync(r.closedLoop!.report)).toBe(true);
     // Typed text is scored against the held-out site's gold, over the tasks run whose gold types.
-    const lines = (f: string) => readFileSync(join(out, 'web', 'app-quartz', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; actions?: Array<{ action_type: number | string }> });
-    const typing = new Set(lines('gold-test.jsonl').filter((g) => g.actions!.some((a) => a.action_type === 3 || a.action_type === 'TYPE')).map((g) => g.id));
-    const ran = lines('suite-test.jsonl').slice(0, 2).map((t) => t.id);
+    const site = join(out, 'web', 'app-quartz');
+    const gold = await readScriptFile(join(site, 'gold-test.jsonl'), 'the gold');
+    const ran = (await readSuite(join(site, 'suite-test.jsonl'))).slice(0, 2).map((t) => t.id);
+    const typing = new Set([...gold].filter(([, actions]) => actions.some((a) => a.action_type === ActionType.TYPE)).map(([id]) => id));
     const t = r.closedLoop!.typed_text;
     expect(t.tasks).toBe(ran.filter((id) => typing.has(id)).length);
     expect(t.equal).toBeLessThanOrEqual(t.equal_ignoring_case);

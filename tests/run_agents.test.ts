@@ -28,6 +28,10 @@ import { parseJsonLines } from '../src/util/json.js';
 import { writeTaskSite } from './helpers/task_site.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 
+/** A dump with what renderReport reads besides the given fields (goal, no screens, a finished task). */
+const reportable = (d: Partial<TaskDump> & { task: { id: string } }): TaskDump =>
+  ({ success: false, reached: false, steps: 1, stop_reason: 'complete', ...d, task: { ...d.task, goal: 'g' }, stepDumps: [], finalScreen: null, check: null, seconds: 1, blockedRequests: 0, agent: 'a', environment: 'e' }) as TaskDump;
+
 describe('checks, URLs, names, summary', () => {
   it('URL checks compare without the #fragment', () => {
     expect(checkUrl({ url: 'file:///s/a.html#x' }, 'file:///s/a.html#y')).toMatchObject({ ok: true });
@@ -83,7 +87,7 @@ describe('checks, URLs, names, summary', () => {
     expect(byKind.by_kind).toEqual({ navigate: { tasks: 2, success: 1, reached: 2 }, search: { tasks: 1, success: 1, reached: 1 }, other: { tasks: 1, success: 0, reached: 0 } });
     expect(kindLine(byKind)).toBe('navigate 1 of 2, search 1 of 1, other 0 of 1');
     // The report says it under its heading, and says nothing of kinds when no task has one.
-    const dumps = [k('n1', 'navigate', true, true), k('s1', 'search', false, false)].map((x) => ({ ...x, task: { ...x.task, goal: 'g' }, stepDumps: [], finalScreen: null, check: null, seconds: 1, blockedRequests: 0, agent: 'a', environment: 'e' }) as TaskDump);
+    const dumps = [k('n1', 'navigate', true, true), k('s1', 'search', false, false)].map(reportable);
     expect(renderReport(dumps, summarize(dumps))).toContain('<p class="facts" id="kinds">succeeded by kind: navigate 1 of 1, search 0 of 1</p>');
     const plain = dumps.map((x) => ({ ...x, task: { id: x.task.id, goal: 'g' } }) as TaskDump);
     expect(renderReport(plain, summarize(plain))).not.toContain('id="kinds"');
@@ -114,7 +118,7 @@ describe('checks, URLs, names, summary', () => {
     expect(summarize(dumps.map((d) => ({ ...d, success: false, reached: false, steps: 1, stop_reason: 'complete' }) as TaskDump), gold).typed_text).toEqual(t);
     expect(summarize(dumps)).not.toHaveProperty('typed_text');
     // The report says it beside the success figures, and nothing of it without a gold.
-    const full = dumps.map((d) => ({ ...d, task: { ...d.task, goal: 'g' }, success: false, reached: false, steps: 1, stop_reason: 'complete', finalScreen: null, check: null, seconds: 1, blockedRequests: 0, agent: 'a', environment: 'e', stepDumps: [] }) as TaskDump);
+    const full = dumps.map(reportable);
     expect(renderReport(full, { ...summarize(full), typed_text: t })).toContain(`<p class="facts" id="typed">typed text: the first text typed is the gold&#39;s in 1 of 4`);
     expect(renderReport(full, summarize(full))).not.toContain('id="typed"');
   });

@@ -14,9 +14,11 @@ import { Rng } from '../src/util/rng.js';
 import { openPhonePages, type PhonePages } from './helpers/phone_pages.js';
 
 let pages: PhonePages;
+const m = appModel(APP_SITES[0]!, 0);
 
 beforeAll(async () => {
   pages = await openPhonePages({}, { name: 'test-phone', width: 360, height: 800, dpr: 1 }, 'autoui-app-');
+  await writeAppSite(m, pages.dir);
 });
 
 afterAll(async () => {
@@ -25,8 +27,6 @@ afterAll(async () => {
 
 describe('generated phone apps', () => {
   it('the contact list shows only the people whose entry holds what was typed into its search field', async () => {
-    const m = appModel(APP_SITES[0]!, 0);
-    await writeAppSite(m, pages.dir);
     const page = pages.screen.page;
     await page.goto(pages.url(m.contacts.file));
     const shown = (): Promise<string[]> => page.$$eval('#people li', (lis) => lis.filter((li) => li.getBoundingClientRect().height > 0).map((li) => li.querySelector('h6')!.textContent!));
@@ -44,18 +44,16 @@ describe('generated phone apps', () => {
   });
 
   it("a contact search's gold types its query exactly as the goal writes it", async () => {
-    const app = appModel(APP_SITES[0]!, 0);
-    await writeAppSite(app, pages.dir);
-    const m = await siteModel({ site: 'app', kind: 'app', label: 'App', pagesDir: pages.dir, start: 'index.html', sphinx: false, app });
+    const site = await siteModel({ site: 'app', kind: 'app', label: 'App', pagesDir: pages.dir, start: 'index.html', sphinx: false, app: m });
     const standsInGoal = (goal: string, typed: string): boolean => new RegExp(`(^|[ "])${typed}([ ",]|$)`).test(goal);
     let recased = 0;
     for (let seed = 0; seed < 12; seed++) {
-      const ep = await contactSearchTask(new Recorder(pages.screen, new Map()), m, Rng.from('contact-search', seed));
+      const ep = await contactSearchTask(new Recorder(pages.screen, new Map()), site, Rng.from('contact-search', seed));
       expect(ep).toBeDefined();
       const typed = ep!.steps.filter((s) => s.action.action_type === ActionType.TYPE).map((s) => s.action.typed_text);
       expect(typed).toHaveLength(1);
       expect(standsInGoal(ep!.goal, typed[0]!), `${ep!.goal} / typed ${typed[0]}`).toBe(true);
-      if (!app.contacts.people.some((p) => p.name.split(' ').includes(typed[0]!))) recased++;
+      if (!m.contacts.people.some((p) => p.name.split(' ').includes(typed[0]!))) recased++;
     }
     // The typed case varies as a person's does (lower or title case now and then).
     expect(recased).toBeGreaterThan(0);
