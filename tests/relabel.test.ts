@@ -5,7 +5,7 @@ import { withGoal, type EncodedTexts } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
-import { groundingExample, nameableItems, relabelBatch, retypeBatch, retypedExample, scrambled, type Example } from '../src/train/relabel.js';
+import { groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -117,5 +117,47 @@ describe('retypedExample (hindsight typing)', () => {
     expect(swapped).toBeGreaterThan(70);
     expect(swapped).toBeLessThan(130);
     expect(retypeBatch(rows, () => step('x'), 0, codec, Rng.from(9))).toEqual(rows);
+  });
+});
+
+describe('requeriedExample (re-querying)', () => {
+  const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
+  const step = (goal: string) => ({ goal, history: [] as Example['action'][], plan: [3, 7, 4, 10] as (3 | 7 | 4 | 10)[] });
+  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+
+  it('puts another later word of the goal in the query\'s place, in the query\'s casing, and types it', () => {
+    const seen = new Set<string>();
+    for (let k = 0; k < 60; k++) {
+      const ex = requeriedExample({ ...recorded, action: type('evans') }, step('look up evans and go to Tara Evans'), codec, Rng.from(k))!;
+      const d = codec.decodeTarget(ex.target);
+      if (!d.ok) throw new Error(d.error);
+      const q = d.action.typed_text;
+      seen.add(q);
+      expect(['and', 'tara']).toContain(q); // a later word, lower-cased like the query; not the query itself
+      expect(goalOf(ex)).toBe(`look up ${q} and go to Tara Evans`);
+      expect(ex.action.typed_text).toBe(q);
+      expect(d.plan).toEqual([3, 7, 4, 10]);
+    }
+    expect(seen).toEqual(new Set(['and', 'tara']));
+  });
+
+  it('keeps a capitalised query\'s word as the goal writes it', () => {
+    const ex = requeriedExample({ ...recorded, action: type('Ben') }, step('search for Ben and open Ben Tanaka'), codec, Rng.from(4))!;
+    expect(['and', 'open', 'Tanaka']).toContain(ex.action.typed_text);
+    expect(goalOf(ex)).toBe(`search for ${ex.action.typed_text} and open Ben Tanaka`);
+  });
+
+  it('leaves alone a typed run the goal holds once, a non-TYPE step, and a goal with no later word', () => {
+    expect(requeriedExample({ ...recorded, action: type('lofi music') }, step('search for lofi music'), codec, Rng.from(1))).toBeNull();
+    expect(requeriedExample(recorded, step('look up evans and go to Tara Evans'), codec, Rng.from(1))).toBeNull();
+    expect(requeriedExample({ ...recorded, action: type('evans') }, step('evans, evans'), codec, Rng.from(1))).toBeNull();
+  });
+
+  it('retypeBatch swaps with it only the rows it applies to', () => {
+    const rows = [{ ...recorded, action: type('evans') }, { ...recorded, action: type('lofi') }];
+    const goals = ['look up evans and go to Tara Evans', 'search for lofi'];
+    const out = retypeBatch(rows, (ex) => step(goals[rows.indexOf(ex)]!), 1, codec, Rng.from(2), requeriedExample);
+    expect(out[0]).not.toBe(rows[0]);
+    expect(out[1]).toBe(rows[1]);
   });
 });

@@ -44,6 +44,8 @@ export interface TrainRecipe {
   relabelRate: number;
   /** Share of TYPE rows whose typed run is swapped, step by step, for a made-up phrase in goal and text (relabel.ts: hindsight typing; 0 = off). */
   retypeRate: number;
+  /** Share of TYPE rows whose typed run stands twice in the goal swapped, step by step, for another word of the goal in the query's place (relabel.ts: re-querying; 0 = off). */
+  requeryRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;
   /**
@@ -91,6 +93,7 @@ const COMMON = {
   textItems: DEFAULT_TEXT_LIMITS.maxItems,
   relabelRate: 0.25,
   retypeRate: 0,
+  requeryRate: 0,
   pointerWeight: 1,
   // The patch under the gold tap alone: at radius 1 the pointer was paid as much for a neighbour, and on an empty
   // 21-px search field one patch row off misses it (README Results).

@@ -116,22 +116,63 @@ export function retypedExample(ex: Example, step: StepContext, codec: ActionCode
   const fresh = scrambled(text.toLowerCase(), rng);
   const cased = (like: string) => fresh.split('').map((c, i) => (like[i] !== like[i]!.toLowerCase() ? c.toUpperCase() : c)).join('');
   const goal = step.goal.slice(0, at) + cased(step.goal.slice(at, at + text.length)) + step.goal.slice(at + text.length);
-  const action = { ...ex.action, typed_text: cased(text) };
+  return retyped(ex, step, goal, cased(text), codec);
+}
+
+/** The step `ex` of `step` with its goal replaced by `goal` and its typed text by `text`; null when that no longer fits the codec (the row stays as recorded). */
+function retyped(ex: Example, step: StepContext, goal: string, text: string, codec: ActionCodec): Example | null {
+  const action = { ...ex.action, typed_text: text };
   try {
     return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(step.plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
   } catch (e) {
-    if (e instanceof InputError) return null; // the run re-spelled no longer fits the codec: the row stays as recorded
+    if (e instanceof InputError) return null;
     throw e;
   }
 }
 
+/** Where `text` occurs in `goal` as whole words, case aside, first to last; none when lower-casing moves the indices. */
+function wholeWordRuns(goal: string, text: string): number[] {
+  const g = goal.toLowerCase(), t = text.toLowerCase();
+  if (g.length !== goal.length || t.length !== text.length) return []; // lower-casing moved the indices
+  const isWordChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+  const at: number[] = [];
+  for (let i = g.indexOf(t); i >= 0; i = g.indexOf(t, i + 1)) if (!isWordChar(goal[i - 1]) && !isWordChar(goal[i + t.length])) at.push(i);
+  return at;
+}
+
 /** Where `text` first occurs in `goal` as whole words, case aside; −1 when it does not. */
 function wholeWordsAt(goal: string, text: string): number {
-  const g = goal.toLowerCase(), t = text.toLowerCase();
-  if (g.length !== goal.length || t.length !== text.length) return -1; // lower-casing moved the indices
-  const isWordChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
-  for (let i = g.indexOf(t); i >= 0; i = g.indexOf(t, i + 1)) if (!isWordChar(goal[i - 1]) && !isWordChar(goal[i + t.length])) return i;
-  return -1;
+  return wholeWordRuns(goal, text)[0] ?? -1;
+}
+
+/** Words a re-query may put in the query's place: runs of three or more letters. */
+const QUERY_WORD = /\p{L}{3,}/gu;
+
+/**
+ * Re-querying: a TYPE step whose typed run stands twice in its goal (case aside, as whole words) — a
+ * search for a word of the very name it then opens, "look up evans and go to Tara Evans" — with the
+ * first of them, the query, swapped for another word that follows it in the goal, in the query's
+ * casing, in the goal and the text alike ("look up tara and go to Tara Evans" typed "tara"); null
+ * for any other step. Why: such a goal names the typed word twice and other words beside it, and the
+ * recorded searches (a few dozen) leave a model free to copy any word of the name; held-out searches
+ * typed "design" for "use search to find "internals", then open the Offloading Design & Internals
+ * page". Drawing the query afresh from the goal's own later words says that only the query's place
+ * tells which word to type. Unlike retypedExample the words stay real and still stand twice.
+ */
+export function requeriedExample(ex: Example, step: StepContext, codec: ActionCodec, rng: Rng): Example | null {
+  const text = ex.action.typed_text;
+  if (ex.action.action_type !== ActionType.TYPE || text.trim() === '') return null;
+  const runs = wholeWordRuns(step.goal, text);
+  if (runs.length < 2) return null;
+  const at = runs[0]!;
+  const own = new Set(text.toLowerCase().match(QUERY_WORD) ?? []);
+  const words = [...new Set((step.goal.slice(at + text.length).match(QUERY_WORD) ?? []).filter((w) => !own.has(w.toLowerCase())))];
+  if (words.length === 0) return null;
+  const slot = step.goal.slice(at, at + text.length);
+  const word = rng.pick(words);
+  const query = slot === slot.toLowerCase() ? word.toLowerCase() : word;
+  const goal = step.goal.slice(0, at) + query + step.goal.slice(at + text.length);
+  return retyped(ex, step, goal, text === text.toLowerCase() ? query.toLowerCase() : query, codec);
 }
 
 /** The batch's examples with each swapped, with probability `rate`, for a grounding task on its screen. */
@@ -140,8 +181,10 @@ export function relabelBatch(examples: readonly Example[], rate: number, codec: 
   return examples.map((ex) => (rng.float() < rate ? groundingExample(ex, codec, rng) ?? ex : ex));
 }
 
-/** The batch's TYPE examples with each swapped, with probability `rate`, for the same step with its typed run scrambled (retypedExample). */
-export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng): Example[] {
+type Retype = (ex: Example, step: StepContext, codec: ActionCodec, rng: Rng) => Example | null;
+
+/** The batch's TYPE examples with each swapped, with probability `rate`, for `swap` of the same step (retypedExample, requeriedExample). */
+export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng, swap: Retype = retypedExample): Example[] {
   if (rate <= 0) return [...examples];
-  return examples.map((ex) => (ex.action.action_type === ActionType.TYPE && rng.float() < rate ? retypedExample(ex, step(ex), codec, rng) ?? ex : ex));
+  return examples.map((ex) => (ex.action.action_type === ActionType.TYPE && rng.float() < rate ? swap(ex, step(ex), codec, rng) ?? ex : ex));
 }

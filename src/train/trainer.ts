@@ -42,7 +42,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { relabelBatch, retypeBatch } from './relabel.js';
+import { relabelBatch, requeriedExample, retypeBatch, type Example } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -282,7 +282,9 @@ async function runEpochs<V extends Validation>(run: Run<V>): Promise<TrainResult
 async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: readonly number[]): Promise<void> {
   const { opts, state, model, codec } = run;
   const recorded = rows.map((r) => splitExample(run.train, r));
-  const retyped = retypeBatch(recorded, (ex) => stepContext(run.train.table, ex.row, codec), opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
+  const step = (ex: Example) => stepContext(run.train.table, ex.row, codec);
+  const requeried = retypeBatch(recorded, step, opts.requeryRate, codec, Rng.from(opts.seed, 'requery', state.globalStep), requeriedExample);
+  const retyped = retypeBatch(requeried, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
   const examples = relabelBatch(retyped, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
@@ -370,9 +372,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
