@@ -115,13 +115,16 @@ export function retypedExample(ex: Example, step: StepContext, codec: ActionCode
   if (at < 0) return null;
   const fresh = scrambled(text.toLowerCase(), rng);
   const cased = (like: string) => fresh.split('').map((c, i) => (like[i] !== like[i]!.toLowerCase() ? c.toUpperCase() : c)).join('');
-  const goal = step.goal.slice(0, at) + cased(step.goal.slice(at, at + text.length)) + step.goal.slice(at + text.length);
-  return retyped(ex, step, goal, cased(text), codec);
+  return retyped(ex, step, at, cased(step.goal.slice(at, at + text.length)), cased(text), codec);
 }
 
-/** The step `ex` of `step` with its goal replaced by `goal` and its typed text by `text`; null when that no longer fits the codec (the row stays as recorded). */
-function retyped(ex: Example, step: StepContext, goal: string, text: string, codec: ActionCodec): Example | null {
-  const action = { ...ex.action, typed_text: text };
+/**
+ * The step `ex` of `step` with the goal's copy of its typed run, at `at`, replaced by `inGoal` and its
+ * typed text by `typed`; null when that no longer fits the codec (the row stays as recorded).
+ */
+function retyped(ex: Example, step: StepContext, at: number, inGoal: string, typed: string, codec: ActionCodec): Example | null {
+  const goal = step.goal.slice(0, at) + inGoal + step.goal.slice(at + ex.action.typed_text.length);
+  const action = { ...ex.action, typed_text: typed };
   try {
     return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(step.plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
   } catch (e) {
@@ -171,8 +174,7 @@ export function requeriedExample(ex: Example, step: StepContext, codec: ActionCo
   const slot = step.goal.slice(at, at + text.length);
   const word = rng.pick(words);
   const query = slot === slot.toLowerCase() ? word.toLowerCase() : word;
-  const goal = step.goal.slice(0, at) + query + step.goal.slice(at + text.length);
-  return retyped(ex, step, goal, text === text.toLowerCase() ? query.toLowerCase() : query, codec);
+  return retyped(ex, step, at, query, text === text.toLowerCase() ? query.toLowerCase() : query, codec);
 }
 
 /** The batch's examples with each swapped, with probability `rate`, for a grounding task on its screen. */
