@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { toAnnotations } from '../src/data/web/annotate.js';
 import { commonTitleSuffix, inReach, isRedirectStub, pageName, parsePage, REACH_CHARS, resolveHref, shortestPaths, type LinkGraph } from '../src/data/web/graph.js';
 import { searchWord, varyCase } from '../src/data/web/goals.js';
+import { navigationRoute } from '../src/data/web/link_tasks.js';
+import type { SiteModel } from '../src/data/web/site_model.js';
 import { withViewportMeta, VIEWPORT_META } from '../src/data/web/pages.js';
 import { tapAction } from '../src/data/web/recorder.js';
 import { ActionType } from '../src/data/types.js';
@@ -93,6 +95,24 @@ describe('link graph', () => {
     expect(pageName('Chapter\u00a03.\u00a0The system initialization', '')).toBe('The system initialization');
     expect(pageName('F.1. adminpack', '')).toBe('adminpack');
     expect(commonTitleSuffix(['A', 'B — x', 'C'])).toBe('');
+  });
+});
+
+describe('navigation routes', () => {
+  // index → a, b; a → c; c → a, e, f; e → b; b → d; f → g: d is 3 links from c but 2 from the entry page; g 2 from c, 4 from the entry page.
+  const adj: Record<string, string[]> = { 'index.html': ['a.html', 'b.html'], 'a.html': ['c.html'], 'c.html': ['a.html', 'e.html', 'f.html'], 'e.html': ['b.html'], 'b.html': ['d.html'], 'd.html': [], 'f.html': ['g.html'], 'g.html': [] };
+  const graph: LinkGraph = new Map(Object.entries(adj).map(([p, to]) => [p, { path: p, title: p, links: to.map((t) => ({ to: t, text: t, offset: 0 })) }]));
+  const m: SiteModel = { site: 's', kind: 'manual', label: 'S', pagesDir: '/nowhere', graph, names: new Map(), start: 'index.html' };
+  const route = (from: string, to: string) => navigationRoute(m, from, to, shortestPaths(graph, from).get(to)!);
+
+  it('goes through HOME when the walk starts away from the entry page and the target is more than a link away', () => {
+    expect(route('c.html', 'd.html')).toEqual({ home: true, links: ['b.html', 'd.html'] });
+  });
+
+  it('follows the links alone from the entry page, for a target one link away, or one the entry page reaches only through more than three links', () => {
+    expect(route('index.html', 'd.html')).toEqual({ home: false, links: ['b.html', 'd.html'] });
+    expect(route('c.html', 'e.html')).toEqual({ home: false, links: ['e.html'] });
+    expect(route('c.html', 'g.html')).toEqual({ home: false, links: ['f.html', 'g.html'] });
   });
 });
 

@@ -187,4 +187,17 @@ describe('gold episodes', () => {
     expect(path.length).toBeGreaterThanOrEqual(2);
     expect(rec.screen.page.url()).toBe(url(target));
   });
+
+  it('navigation away from the entry page presses HOME, then follows the entry page\'s links', async () => {
+    const rec = new Recorder(screen, new Map());
+    // From two.html the only page two links away is three.html (through index.html), one link from the entry page.
+    const ep = await navigateTask(rec, site, Rng.from('nav', 2), 'two.html');
+    expect(ep!.success).toEqual({ url_endswith: '/pages/three.html' });
+    const kinds = ep!.steps.map((s) => s.action.action_type);
+    expect(kinds[0]).toBe(ActionType.PRESS_HOME);
+    expect(kinds.at(-1)).toBe(ActionType.STATUS_TASK_COMPLETE);
+    const taps = ep!.steps.filter((s) => s.action.action_type === ActionType.DUAL_POINT && s.action.touch_yx[0] === s.action.lift_yx[0]);
+    expect(taps.length).toBe(1);
+    expect(rec.screen.page.url()).toBe(url('three.html'));
+  });
 });

@@ -6,6 +6,7 @@ import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readAitwEpisodes } from '../src/data/aitw.js';
 import { readSuite } from '../src/data/suite.js';
@@ -78,11 +79,12 @@ describe('data web writer', () => {
       expect([...splits.train, ...splits.val, ...splits.test].sort()).toEqual(ids);
       if (site === app) expect(splits.train.length + splits.val.length).toBe(0);
 
-      // Suites: one task per episode, same ids, relative URLs that resolve to shipped pages.
+      // Suites: one task per episode, same ids, relative URLs that resolve to shipped pages; HOME opens the site's entry page.
       const tasks = (await Promise.all(['train', 'val', 'test'].map((x) => readSuite(join(a, site, `suite-${x}.jsonl`))))).flat();
       expect(tasks.map((t) => t.id).sort()).toEqual(ids);
       for (const t of tasks) {
         expect(existsSync(new URL(t.start_url))).toBe(true);
+        expect(t.home_url).toBe(new URL('pages/index.html', pathToFileURL(join(a, site) + '/')).href);
         expect(t.meta?.site).toBe(site);
       }
     }
@@ -106,7 +108,7 @@ describe('data web writer', () => {
     expect(linkSplits.train.length + linkSplits.val.length).toBe(0);
 
     const combined = await readSuite(join(a, 'suite-test.jsonl'));
-    for (const t of combined) expect(existsSync(new URL(t.start_url))).toBe(true);
+    for (const t of combined) expect([t.start_url, t.home_url!].every((u) => existsSync(new URL(u)))).toBe(true);
     // Gold scripts: the same tasks, each with its recorded actions, readable by `autoui run --script`.
     const goldText = await readFile(join(a, 'gold-test.jsonl'), 'utf8');
     const gold = parseScript(parseJsonLines(goldText, 'gold-test.jsonl'));

@@ -111,20 +111,38 @@ export async function scrollTask(rec: Recorder, m: SiteModel, rng: Rng, page: st
   return { kind: 'scroll', goal: scrollGoal(rng, l.text), start: page, steps: rec.steps, success: onPage(pageOf(m, l.href)!) };
 }
 
+/** The most links a navigation follows. */
+const MAX_LINKS = 3;
+
 /** Pages at 2–3 links from `page` (else 1), by shortest path over links within reach. */
 function navigationTargets(m: SiteModel, page: string): Map<string, string[]> {
   const paths = shortestPaths(m.graph, page, isTaskPage, inReach);
   const named = [...paths].filter(([p, path]) => path.length > 0 && m.names.get(p) && (m.names.get(p)?.length ?? 0) <= 60);
-  const far = named.filter(([, path]) => path.length >= 2 && path.length <= 3);
+  const far = named.filter(([, path]) => path.length >= 2 && path.length <= MAX_LINKS);
   return new Map(far.length ? far : named.filter(([, path]) => path.length === 1));
+}
+
+/**
+ * The links a navigation's gold follows to `target`, after HOME when `home` is set. HOME first when
+ * the walk starts away from the site's entry page, the target is more than one link away, and the
+ * entry page reaches it in at most MAX_LINKS links: the link back towards a site's contents differs from site to site (a header
+ * title, an "Up" link, a back arrow), so on a site the model never saw none of them is known, while
+ * HOME (the task's home page, its entry page) is one action everywhere.
+ */
+export function navigationRoute(m: SiteModel, page: string, target: string, path: readonly string[]): { home: boolean; links: readonly string[] } {
+  if (page === m.start || path.length < 2) return { home: false, links: path };
+  const fromEntry = shortestPaths(m.graph, m.start, isTaskPage, inReach).get(target);
+  return fromEntry && fromEntry.length <= MAX_LINKS ? { home: true, links: fromEntry } : { home: false, links: path };
 }
 
 export async function navigateTask(rec: Recorder, m: SiteModel, rng: Rng, page: string): Promise<Episode | undefined> {
   const targets = navigationTargets(m, page);
   if (targets.size === 0) return undefined;
   const [target, path] = rng.pick([...targets]);
+  const route = navigationRoute(m, page, target, path);
   await start(rec, m, page);
-  for (const next of path) {
+  if (route.home) await rec.home(pageUrl(m, m.start));
+  for (const next of route.links) {
     const box = await scrollToLink(rec, pageUrl(m, next));
     if (!box || !(await rec.tap(box, { href: pageUrl(m, next) }, true))) return undefined;
   }

@@ -100,6 +100,12 @@ export class Recorder {
     await this.screen.back();
   }
 
+  /** PRESS_HOME, performed as the environment does: open the task's home page (`url`). */
+  async home(url: string): Promise<void> {
+    await this.record(act(ActionType.PRESS_HOME));
+    await this.screen.goto(url);
+  }
+
   async complete(): Promise<void> {
     await this.record(act(ActionType.STATUS_TASK_COMPLETE));
   }

@@ -41,7 +41,7 @@ export function episodeTask(m: SiteModel, ep: SiteEpisode, prefix: string): Task
     id: ep.id,
     goal: ep.goal,
     start_url: `${prefix}pages/${ep.start}`,
-    ...(m.kind === 'app' ? { home_url: `${prefix}pages/index.html` } : {}),
+    home_url: `${prefix}pages/${m.start}`,
     viewport: { width: ep.setup.device.width, height: ep.setup.device.height, dpr: ep.setup.device.dpr },
     // Room for a few wrong turns: twice the gold length plus two.
     max_steps: ep.steps.length * 2 + 2,
