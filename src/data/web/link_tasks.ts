@@ -125,9 +125,10 @@ function navigationTargets(m: SiteModel, page: string): Map<string, string[]> {
 /**
  * The links a navigation's gold follows to `target`, after HOME when `home` is set. HOME first when
  * the walk starts away from the site's entry page, the target is more than one link away, and the
- * entry page reaches it in at most MAX_LINKS links: the link back towards a site's contents differs from site to site (a header
- * title, an "Up" link, a back arrow), so on a site the model never saw none of them is known, while
- * HOME (the task's home page, its entry page) is one action everywhere.
+ * entry page reaches it in at most MAX_LINKS links. Why: the link back towards a site's contents
+ * differs from site to site (a header title, an "Up" link, a back arrow), so on a site the model
+ * never saw none of them is known, while HOME (the task's home page, its entry page) is one action
+ * everywhere.
  */
 export function navigationRoute(m: SiteModel, page: string, target: string, path: readonly string[]): { home: boolean; links: readonly string[] } {
   if (page === m.start || path.length < 2) return { home: false, links: path };
