@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { CHROMIUM_ARGS, DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
 import { Predictor } from '../src/infer/predict.js';
 import { startServer, type AutouiServer, type PredictResponse } from '../src/infer/server.js';
 import { makeScreenshot } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let dir: string;
 let predictor: Predictor;
@@ -22,7 +22,7 @@ let server: AutouiServer & { url: string };
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
+  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
   dir = await mkdtemp(join(tmpdir(), 'autoui-page-'));
   // Seeds are tried until the untrained model predicts a tap, so the test sees a marker (deterministic).
   for (let seed = 1; seed < 40; seed++) {
@@ -35,10 +35,10 @@ beforeAll(async () => {
   server = await startServer(predictor, { port: 0 });
   // A fresh profile per run (playwright passes it as --user-data-dir).
   browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
+    executablePath: DEFAULT_CHROMIUM,
     headless: true,
     viewport: { width: 1200, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [...CHROMIUM_ARGS],
   });
 });
 

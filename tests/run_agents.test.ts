@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSuite } from '../src/data/suite.js';
 import { ActionType, type AitwAction } from '../src/data/types.js';
-import { isAllowedUrl } from '../src/data/web/browser.js';
+import { DEFAULT_CHROMIUM, isAllowedUrl } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
 import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
@@ -143,19 +143,18 @@ describe('checks, URLs, names, summary', () => {
   });
 });
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('agents on a real tiny checkpoint, in Chromium', () => {
   let dir: string;
   let env: ChromiumEnv;
   let predictor: Predictor;
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
+    if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
     dir = await mkdtemp(join(tmpdir(), 'autoui-agents-'));
     await writeTaskSite(dir);
     await makeTinyCheckpoint(join(dir, 'ck'), { overrides: { numLayers: 1, numDecoderLayers: 1 } });
     predictor = await Predictor.load(join(dir, 'ck'));
-    env = new ChromiumEnv({ executablePath: CHROMIUM });
+    env = new ChromiumEnv({ executablePath: DEFAULT_CHROMIUM });
   });
   afterAll(async () => {
     await env?.close();

@@ -13,6 +13,7 @@ import { expandInputs, readAitwEpisodes } from '../src/data/aitw.js';
 import { parseSuite, readSuite, type TaskSpec } from '../src/data/suite.js';
 import type { AitwAction, YX } from '../src/data/types.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
+import { DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
 import { AgentError, parseScript, ScriptedAgent, type AgentInput } from '../src/eval/tasks/agents.js';
 import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
@@ -21,7 +22,6 @@ import { parseJsonLines } from '../src/util/json.js';
 import { pixelAt } from './helpers/screens.js';
 import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let dir: string;
 let tasks: TaskSpec[];
@@ -29,7 +29,7 @@ let scripts: Map<string, ReturnType<typeof parseScript> extends Map<string, infe
 let env: ChromiumEnv;
 let fullSummary: RunSummary;
 
-/** Browsers this process started (Debian's wrapper execs the binary, so they are direct children). */
+/** Browsers this process started (the headless shell, or the binary Debian's chromium wrapper execs: direct children). */
 function childBrowsers(): number[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -37,7 +37,7 @@ function childBrowsers(): number[] {
       try {
         const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
         const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === process.pid && stat.includes('(chromium)');
+        return ppid === process.pid && stat.includes('(chromium');
       } catch {
         return false;
       }
@@ -46,12 +46,12 @@ function childBrowsers(): number[] {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/install-deps.sh --test (apt-get install chromium)`);
+  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
   dir = await mkdtemp(join(tmpdir(), 'autoui-run-'));
   const files = await writeTaskSite(dir);
   tasks = await readSuite(files.suite);
   scripts = parseScript(parseJsonLines(await readFile(files.script, 'utf8'), files.script));
-  env = new ChromiumEnv({ executablePath: CHROMIUM });
+  env = new ChromiumEnv({ executablePath: DEFAULT_CHROMIUM });
 });
 
 afterAll(async () => {
@@ -128,7 +128,7 @@ describe('autoui run in Chromium', () => {
 
     // The report, opened in Chromium: the failure first, every task with its steps and drawn actions.
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    const browser = await chromium.launch({ executablePath: DEFAULT_CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
     try {
       const page = await browser.newPage();
       await page.goto(pathToFileURL(join(out, 'report.html')).href);

@@ -136,6 +136,6 @@ describe('data web writer', () => {
     await expect(buildWebDataset({ out, catalogue: missing, episodes: 1, seed: 0 })).rejects.toThrow(/fetch-manuals\.sh/);
     const err = await buildWebDataset({ out, catalogue: c, sites: ['tiny'], episodes: 1, seed: 0, chromium: '/no/chromium' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
-    expect((err as Error).message).toMatch(/install Debian's chromium/);
+    expect((err as Error).message).toMatch(/install Debian's chromium-headless-shell/);
   });
 });

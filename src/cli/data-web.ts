@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, LINKS_PER_SCREEN, type WebResult } from '../data/web/writer.js';
 import { DEFAULT_MANUAL_CACHE } from '../data/web/sites.js';
+import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { InputError } from '../util/errors.js';
 import { progress, type Progress } from '../util/progress.js';
 import { intOption, printJson } from './common.js';
@@ -56,7 +57,7 @@ export function registerDataWeb(data: Command): void {
         'and write them as AITW records, with gold episodes executed in the browser (tap, scroll, search, back, toggle, type). ' +
         'Writes DIR/<site>/<site>-NNNNN.tfrecord.gz (PNG screens), DIR/<site>/split.json, DIR/<site>/pages/ and DIR/sites.json; ' +
         'with --suite also task suites (JSON Lines) and their gold actions (gold-{split}.jsonl, for `autoui run --script`) per split. Held-out sites go to test only. Same arguments give the same episodes; ' +
-        'a re-run skips finished sites. Needs Debian chromium; manuals that are not installed are fetched by scripts/fetch-manuals.sh.',
+        'a re-run skips finished sites. Needs Debian chromium-headless-shell (or chromium); manuals that are not installed are fetched by scripts/fetch-manuals.sh.',
     )
     .requiredOption('--out <dir>', 'output directory')
     .option('--sites <list>', `comma-separated sites (default: all: ${ALL_SITES.join(',')})`, siteList('--sites'))
@@ -67,7 +68,7 @@ export function registerDataWeb(data: Command): void {
     .option('--test-dpr <ratio>', "pixel ratio of held-out sites' screenshots (default: each phone's own)", dprOption('--test-dpr'))
     .option('--suite', 'also write task suites (suite-{train,val,test}.jsonl) with one task per episode, and their gold actions (gold-{train,val,test}.jsonl)')
     .option('--manual-cache <dir>', 'where scripts/fetch-manuals.sh unpacked manuals that are not installed', DEFAULT_MANUAL_CACHE)
-    .option('--chromium <path>', 'Chromium executable (default: $CHROMIUM_PATH or /usr/bin/chromium)')
+    .option('--chromium <path>', `Chromium executable (default: $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
     .option('--concurrency <n>', 'sites rendered at once', intOption('--concurrency', 1), 2)
     .option('--shard-episodes <n>', 'episodes per TFRecord file', intOption('--shard-episodes', 1), 100)
     .option('--link-screens <n>', `held-out sites: also render this many screens for the named-link set (DIR/<site>/${LINKS_DIR}/: up to ${LINKS_PER_SCREEN} one-step "tap X" tasks on visible links per screen, test only)`, intOption('--link-screens', 0), 0)

@@ -31,7 +31,7 @@ import { sleep } from '../util/sleep.js';
 import { checkElement, checkUrl, EnvironmentError, observationFromPng, type CheckResult, type ElementFacts, type Environment, type Observation, type PageState } from './environment.js';
 
 export interface ChromiumEnvOptions {
-  /** The browser binary (default $CHROMIUM_PATH or /usr/bin/chromium). */
+  /** The browser binary (default $CHROMIUM_PATH, else chromium-headless-shell, else chromium). */
   executablePath?: string;
   /** Limit for one navigation, screenshot or input, ms (default 15 000). */
   timeoutMs?: number;

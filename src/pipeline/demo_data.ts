@@ -12,7 +12,7 @@ import { prepareFromFiles, type PrepareRequest } from '../data/prepare.js';
 import { synthesize, type SynthOptions } from '../data/synth/writer.js';
 import { subsetsFor } from '../data/synth/episode.js';
 import { SUBSETS, type Splits } from '../data/types.js';
-import { DEFAULT_CHROMIUM } from '../data/web/browser.js';
+import { CHROMIUM_HINT, DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { DEFAULT_MANUAL_CACHE, locateManual, MANUALS } from '../data/web/sites.js';
 import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, type SiteSummary, type WebSummary } from '../data/web/writer.js';
 import { writeFileAtomic } from '../util/atomic.js';
@@ -101,7 +101,7 @@ async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 
  */
 function availableSites(say: Say): string[] {
   if (!existsSync(DEFAULT_CHROMIUM)) {
-    say(`      note: ${DEFAULT_CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH): no web screens, no held-out sites, no live tasks`);
+    say(`      note: ${DEFAULT_CHROMIUM} is missing (${CHROMIUM_HINT}): no web screens, no held-out sites, no live tasks`);
     return [];
   }
   const missing = MANUALS.filter((m) => {

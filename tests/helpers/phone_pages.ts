@@ -18,9 +18,9 @@ export interface PhonePages {
   close(): Promise<void>;
 }
 
-/** Writes `pages` (file name → HTML) to a new temporary folder and opens a phone on them; Debian's chromium must be installed. */
+/** Writes `pages` (file name → HTML) to a new temporary folder and opens a phone on them; Debian's Chromium must be installed. */
 export async function openPhonePages(pages: Record<string, string>, device: Device, prefix: string): Promise<PhonePages> {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: install Debian's chromium (scripts/install-deps.sh --test)`);
+  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
   const dir = await mkdtemp(join(tmpdir(), prefix));
   for (const [f, html] of Object.entries(pages)) await writeFile(join(dir, f), html);
   const browser = await launchChromium();
