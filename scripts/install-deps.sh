@@ -3,7 +3,7 @@
 # - libopenblas-dev: the native kernels `npm ci` builds (training ~4× faster than plain wasm);
 # - chromium-headless-shell: Chromium's headless mode alone (its package pulls in no full browser),
 #   which renders real web screens (`autoui data web`), runs tasks live (`autoui run`), and the page
-#   and report tests, with ~40 % less CPU than the full chromium;
+#   and report tests, at about half the CPU of the full chromium;
 # - the HTML manuals the web screens come from (scripts/fetch-manuals.sh: downloaded and unpacked
 #   into runs/manuals, never installed — installing nodejs-doc would remove the machine's Node).
 # Without root it says what is missing: the main job then runs what it can (plain wasm; no web

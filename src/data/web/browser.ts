@@ -19,10 +19,10 @@ import type { UiAnnotations } from '../types.js';
 
 /**
  * Debian's `chromium-headless-shell` first: Chromium's headless mode without the full browser
- * around it, the same pixels for the manuals' screens at ~40 % less CPU than `/usr/bin/chromium`
+ * around it, the same pixels for the manuals' screens at about half the CPU of `/usr/bin/chromium`
  * (whose wrapper also adds desktop flags); the full browser when only it is installed.
  */
-export const CHROMIUM_CANDIDATES: readonly string[] = ['/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium'];
+const CHROMIUM_CANDIDATES: readonly string[] = ['/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium'];
 export const DEFAULT_CHROMIUM = process.env.CHROMIUM_PATH ?? CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? CHROMIUM_CANDIDATES[0]!;
 
 /** What to tell a user whose machine has no Chromium. */
