@@ -15,7 +15,6 @@ import { startServer, type AutouiServer, type PredictResponse } from '../src/inf
 import { makeScreenshot } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 
-
 let dir: string;
 let predictor: Predictor;
 let server: AutouiServer & { url: string };

@@ -143,7 +143,6 @@ describe('checks, URLs, names, summary', () => {
   });
 });
 
-
 describe('agents on a real tiny checkpoint, in Chromium', () => {
   let dir: string;
   let env: ChromiumEnv;

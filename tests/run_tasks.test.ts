@@ -22,7 +22,6 @@ import { parseJsonLines } from '../src/util/json.js';
 import { pixelAt } from './helpers/screens.js';
 import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
 
-
 let dir: string;
 let tasks: TaskSpec[];
 let scripts: Map<string, ReturnType<typeof parseScript> extends Map<string, infer V> ? V : never>;
