@@ -3,15 +3,15 @@
  * playwright-core): upload a screenshot, type a goal, click Predict, and check the marker is drawn
  * where the server says the action is.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { CHROMIUM_ARGS, DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
+import { CHROMIUM_ARGS } from '../src/data/web/browser.js';
 import { Predictor } from '../src/infer/predict.js';
 import { startServer, type AutouiServer, type PredictResponse } from '../src/infer/server.js';
+import { requireChromium } from './helpers/phone_pages.js';
 import { makeScreenshot } from './helpers/screens.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 
@@ -21,7 +21,7 @@ let server: AutouiServer & { url: string };
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
+  const executablePath = requireChromium();
   dir = await mkdtemp(join(tmpdir(), 'autoui-page-'));
   // Seeds are tried until the untrained model predicts a tap, so the test sees a marker (deterministic).
   for (let seed = 1; seed < 40; seed++) {
@@ -34,7 +34,7 @@ beforeAll(async () => {
   server = await startServer(predictor, { port: 0 });
   // A fresh profile per run (playwright passes it as --user-data-dir).
   browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: DEFAULT_CHROMIUM,
+    executablePath,
     headless: true,
     viewport: { width: 1200, height: 900 },
     args: [...CHROMIUM_ARGS],

@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSuite } from '../src/data/suite.js';
 import { ActionType, type AitwAction } from '../src/data/types.js';
-import { DEFAULT_CHROMIUM, isAllowedUrl } from '../src/data/web/browser.js';
+import { isAllowedUrl } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
 import { checkElement, checkUrl, observationFromPng } from '../src/env/environment.js';
 import { AgentError, decisionFromAnswer, parseScript, PredictorAgent, ServerAgent } from '../src/eval/tasks/agents.js';
@@ -25,6 +25,7 @@ import { Predictor } from '../src/infer/predict.js';
 import { decodeImageBytes } from '../src/infer/request.js';
 import { startServer } from '../src/infer/server.js';
 import { parseJsonLines } from '../src/util/json.js';
+import { requireChromium } from './helpers/phone_pages.js';
 import { writeTaskSite } from './helpers/task_site.js';
 import { makeTinyCheckpoint } from './helpers/tiny_checkpoint.js';
 
@@ -148,12 +149,12 @@ describe('agents on a real tiny checkpoint, in Chromium', () => {
   let env: ChromiumEnv;
   let predictor: Predictor;
   beforeAll(async () => {
-    if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
+    const executablePath = requireChromium();
     dir = await mkdtemp(join(tmpdir(), 'autoui-agents-'));
     await writeTaskSite(dir);
     await makeTinyCheckpoint(join(dir, 'ck'), { overrides: { numLayers: 1, numDecoderLayers: 1 } });
     predictor = await Predictor.load(join(dir, 'ck'));
-    env = new ChromiumEnv({ executablePath: DEFAULT_CHROMIUM });
+    env = new ChromiumEnv({ executablePath });
   });
   afterAll(async () => {
     await env?.close();

@@ -3,7 +3,7 @@
  * a scripted policy solves every task, results resume, a killed browser fails only its task, and
  * the trajectories read back as AITW episodes.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
@@ -12,13 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandInputs, readAitwEpisodes } from '../src/data/aitw.js';
 import { parseSuite, readSuite, type TaskSpec } from '../src/data/suite.js';
 import type { AitwAction, YX } from '../src/data/types.js';
+import { launchChromium } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
-import { DEFAULT_CHROMIUM } from '../src/data/web/browser.js';
 import { AgentError, parseScript, ScriptedAgent, type AgentInput } from '../src/eval/tasks/agents.js';
 import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
 import { UNCHANGED_SHARE } from '../src/eval/tasks/screen_change.js';
 import { parseJsonLines } from '../src/util/json.js';
+import { requireChromium } from './helpers/phone_pages.js';
 import { pixelAt } from './helpers/screens.js';
 import { SITE_TASKS, writeTaskSite } from './helpers/task_site.js';
 
@@ -45,12 +46,12 @@ function childBrowsers(): number[] {
 }
 
 beforeAll(async () => {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
+  const executablePath = requireChromium();
   dir = await mkdtemp(join(tmpdir(), 'autoui-run-'));
   const files = await writeTaskSite(dir);
   tasks = await readSuite(files.suite);
   scripts = parseScript(parseJsonLines(await readFile(files.script, 'utf8'), files.script));
-  env = new ChromiumEnv({ executablePath: DEFAULT_CHROMIUM });
+  env = new ChromiumEnv({ executablePath });
 });
 
 afterAll(async () => {
@@ -126,8 +127,7 @@ describe('autoui run in Chromium', () => {
     expect(summary.success_rate).toBeCloseTo(2 / 3);
 
     // The report, opened in Chromium: the failure first, every task with its steps and drawn actions.
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: DEFAULT_CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(pathToFileURL(join(out, 'report.html')).href);

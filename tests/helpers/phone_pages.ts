@@ -18,9 +18,15 @@ export interface PhonePages {
   close(): Promise<void>;
 }
 
+/** The Chromium the browser tests run, or an error saying how to install it: the tests need it, they never skip. */
+export function requireChromium(): string {
+  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
+  return DEFAULT_CHROMIUM;
+}
+
 /** Writes `pages` (file name → HTML) to a new temporary folder and opens a phone on them; Debian's Chromium must be installed. */
 export async function openPhonePages(pages: Record<string, string>, device: Device, prefix: string): Promise<PhonePages> {
-  if (!existsSync(DEFAULT_CHROMIUM)) throw new Error(`${DEFAULT_CHROMIUM} is missing: run scripts/install-deps.sh --test`);
+  requireChromium();
   const dir = await mkdtemp(join(tmpdir(), prefix));
   for (const [f, html] of Object.entries(pages)) await writeFile(join(dir, f), html);
   const browser = await launchChromium();
