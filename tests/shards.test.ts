@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
@@ -11,6 +12,7 @@ import {
   loadShards,
   readShardDir,
   readShardFile,
+  ROWS_PER_RECORD_BATCH,
   screenAt,
   shardRows,
   ShardWriter,
@@ -122,6 +124,22 @@ describe('shard files', () => {
     for (const s of written) again.push(...shardRows(await readShardFile(s.path)));
     again.forEach((r, i) => expectSameRow(r, ROWS[i]!));
     expect(written[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('streams a shard of several record batches: the bytes of encodeShard, its sha256, no temp file left', async () => {
+    const rows = Array.from({ length: 40 }, (_, e) => episodeRows(`long-${e}`, [tap(e / 40, 0.5), back, type(`q${e}`), done], e)).flat();
+    const written: WrittenShard[] = [];
+    const w = new ShardWriter({ encoder: ENC, rowsPerShard: 150, pathFor: (k) => join(dir, `s-${k}.arrow`), onShard: (s) => void written.push(s) });
+    for (const r of rows) await w.add(r);
+    await w.close();
+    expect(written.map((s) => [s.index, s.rows])).toEqual([[0, 150], [1, 10]]);
+    const file = await readShardFile(written[0]!.path, ENC);
+    expect(file.batches.map((b) => b.numRows)).toEqual([ROWS_PER_RECORD_BATCH, ROWS_PER_RECORD_BATCH, 150 - 2 * ROWS_PER_RECORD_BATCH]);
+    [...shardRows(file)].forEach((r, i) => expectSameRow(r, rows[i]!));
+    const bytes = await readFile(written[0]!.path);
+    expect(Buffer.compare(bytes, encodeShard(rows.slice(0, 150), ENC))).toBe(0);
+    expect(written[0]!).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+    expect((await readdir(dir)).sort()).toEqual(['s-0.arrow', 's-1.arrow']);
   });
 
   it('places rows by stream index so finished shards can be skipped, and refuses disorder', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EncoderInfo } from '../screen/vision/encoder.js';
 import { writeFileAtomic } from '../util/atomic.js';
@@ -122,10 +122,6 @@ export async function sha256File(path: string): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return h.digest('hex');
-}
-
-export function sha256Bytes(data: Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 /** True when the shard file on disk is exactly the one the manifest recorded. */

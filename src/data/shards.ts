@@ -1,11 +1,12 @@
-import { RecordBatch, Struct, Table, makeData, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { RecordBatch, RecordBatchFileWriter, Schema, Struct, Table, makeData, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ScreenText } from '../screen/text/types.js';
-import { writeFileAtomic } from '../util/atomic.js';
+import { tempPathFor } from '../util/atomic.js';
 import { InputError } from '../util/errors.js';
-import { requireManifest, sha256Bytes, shardsOf, SPLIT_NAMES, type Manifest } from './manifest.js';
+import { requireManifest, shardsOf, SPLIT_NAMES, type Manifest } from './manifest.js';
 import { BatchColumns, readRow, rowReaders, SHARD_FORMAT, shardSchema, writeColumns, type RowReaders, type ShardRow } from './shard_schema.js';
 import type { ActionTypeId, AitwAction, SplitName, UiAnnotations } from './types.js';
 
@@ -18,17 +19,40 @@ export { SHARD_FORMAT, shardSchema, type ShardRow } from './shard_schema.js';
  * (≤ 4 next action types) come from the row alone. The columns are defined once, in shard_schema.ts.
  */
 
-/** Serialises rows into the bytes of one Arrow IPC file. Pure. */
-export function encodeShard(rows: readonly ShardRow[], encoder: EncoderInfo): Uint8Array {
+/**
+ * Rows per Arrow record batch inside a shard. ShardWriter serialises and writes one record batch
+ * at a time, so a shard in the making holds about this many rows in memory (~15 MB of built-in
+ * features) instead of all of its rows twice over (the rows, then the file's bytes); readers take
+ * any number of batches.
+ */
+export const ROWS_PER_RECORD_BATCH = 64;
+
+function checkScreens(rows: readonly ShardRow[], encoder: EncoderInfo): void {
   const size = encoder.patches * encoder.dim;
   for (const r of rows) {
     if (r.screen.length !== size)
       throw new RangeError(`episode ${r.episodeId} step ${r.stepId}: screen has ${r.screen.length} values, expected ${encoder.patches}×${encoder.dim}`);
   }
-  const schema = shardSchema(encoder);
-  const columns = writeColumns(rows, size);
+}
+
+/** One Arrow record batch holding `rows`. Pure. */
+function recordBatch(rows: readonly ShardRow[], encoder: EncoderInfo, schema: Schema): RecordBatch {
+  const columns = writeColumns(rows, encoder.patches * encoder.dim);
   const struct = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: schema.fields.map((f) => columns.get(f.name)!) });
-  return tableToIPC(new Table(schema, [new RecordBatch(schema, struct)]), 'file');
+  return new RecordBatch(schema, struct);
+}
+
+function recordBatches(rows: readonly ShardRow[], encoder: EncoderInfo, schema: Schema): RecordBatch[] {
+  const out: RecordBatch[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_RECORD_BATCH) out.push(recordBatch(rows.slice(i, i + ROWS_PER_RECORD_BATCH), encoder, schema));
+  return out;
+}
+
+/** Serialises rows into the bytes of one Arrow IPC file, laid out as ShardWriter writes it. Pure. */
+export function encodeShard(rows: readonly ShardRow[], encoder: EncoderInfo): Uint8Array {
+  checkScreens(rows, encoder);
+  const schema = shardSchema(encoder);
+  return tableToIPC(new Table(schema, recordBatches(rows, encoder, schema)), 'file');
 }
 
 export interface WrittenShard {
@@ -39,11 +63,59 @@ export interface WrittenShard {
   sha256: string;
 }
 
-/** Writes one shard atomically (temp + rename) and returns its row count, size and sha256. */
-export async function writeShard(path: string, index: number, rows: readonly ShardRow[], encoder: EncoderInfo): Promise<WrittenShard> {
-  const bytes = encodeShard(rows, encoder);
-  await writeFileAtomic(path, bytes);
-  return { path, index, rows: rows.length, bytes: bytes.length, sha256: sha256Bytes(bytes) };
+/**
+ * One shard file in the making: record batches go through Arrow's file writer into a temp file
+ * beside `path`, hashed on the way, and the file is renamed into place when finished, so a crash
+ * leaves no partial shard under the final name. Arrow emits views of the column buffers, so nothing
+ * is joined into one file-sized buffer.
+ */
+class OpenShard {
+  private readonly arrow = new RecordBatchFileWriter();
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+  private readonly drained: Promise<void>;
+
+  private constructor(
+    readonly path: string,
+    private readonly tmp: string,
+    file: FileHandle,
+  ) {
+    this.drained = (async () => {
+      try {
+        for await (const chunk of this.arrow) {
+          this.hash.update(chunk);
+          await file.write(chunk);
+          this.bytes += chunk.byteLength;
+        }
+      } finally {
+        await file.close();
+      }
+    })();
+    this.drained.catch(() => undefined); // awaited in finish(); this keeps a failed write from going unhandled meanwhile
+  }
+
+  static async open(path: string): Promise<OpenShard> {
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = tempPathFor(path);
+    return new OpenShard(path, tmp, await open(tmp, 'w'));
+  }
+
+  write(batch: RecordBatch): void {
+    this.arrow.write(batch);
+  }
+
+  /** Writes the footer, waits for the bytes to reach the file, and renames it into place. */
+  async finish(): Promise<{ bytes: number; sha256: string }> {
+    this.arrow.close();
+    try {
+      await this.drained;
+      await rename(this.tmp, this.path);
+    } catch (err) {
+      await rm(this.tmp, { force: true });
+      throw err;
+    }
+    return { bytes: this.bytes, sha256: this.hash.digest('hex') };
+  }
 }
 
 export interface ShardWriterOptions {
@@ -59,17 +131,21 @@ export interface ShardWriterOptions {
  * Rolling writer: row i of the stream goes to shard ⌊i / rowsPerShard⌋, so shard k always holds
  * the same rows for the same input — which is what lets `data prepare` resume by skipping whole
  * finished shards (`put` with the row's stream index; rows of skipped shards are never passed).
- * Buffers at most one shard.
+ * Holds the rows of the record batch being filled, and any batch the file has not yet taken.
  */
 export class ShardWriter {
-  private buffer: ShardRow[] = [];
+  private readonly schema: Schema;
+  private pending: ShardRow[] = [];
+  private file: OpenShard | null = null;
   private shard = -1;
+  private rowsInShard = 0;
   private next = 0;
   readonly written: WrittenShard[] = [];
 
   constructor(private readonly opts: ShardWriterOptions) {
     if (!Number.isInteger(opts.rowsPerShard) || opts.rowsPerShard < 1)
       throw new RangeError(`rowsPerShard must be a positive integer, got ${opts.rowsPerShard}`);
+    this.schema = shardSchema(opts.encoder);
   }
 
   /** Appends the next row of the stream. */
@@ -82,29 +158,37 @@ export class ShardWriter {
     const n = this.opts.rowsPerShard;
     const k = Math.floor(index / n);
     if (k !== this.shard) {
-      if (this.buffer.length > 0) {
-        if (this.buffer.length !== n)
-          throw new Error(`ShardWriter: shard ${this.shard} left with ${this.buffer.length}/${n} rows before row ${index}`);
-        await this.flush();
-      }
+      if (this.rowsInShard > 0) throw new Error(`ShardWriter: shard ${this.shard} left with ${this.rowsInShard}/${n} rows before row ${index}`);
       this.shard = k;
     }
-    if (index !== k * n + this.buffer.length)
-      throw new Error(`ShardWriter: row ${index} arrived out of order (expected ${k * n + this.buffer.length})`);
-    this.buffer.push(row);
+    if (index !== k * n + this.rowsInShard) throw new Error(`ShardWriter: row ${index} arrived out of order (expected ${k * n + this.rowsInShard})`);
+    checkScreens([row], this.opts.encoder);
+    this.pending.push(row);
+    this.rowsInShard++;
     this.next = index + 1;
-    if (this.buffer.length === n) await this.flush();
+    if (this.pending.length === ROWS_PER_RECORD_BATCH) await this.writePending();
+    if (this.rowsInShard === n) await this.finishShard();
   }
 
   /** Writes the last, partial shard. */
   async close(): Promise<WrittenShard[]> {
-    if (this.buffer.length > 0) await this.flush();
+    if (this.rowsInShard > 0) await this.finishShard();
     return this.written;
   }
 
-  private async flush(): Promise<void> {
-    const shard = await writeShard(this.opts.pathFor(this.shard), this.shard, this.buffer, this.opts.encoder);
-    this.buffer = [];
+  private async writePending(): Promise<void> {
+    if (this.pending.length === 0) return;
+    this.file ??= await OpenShard.open(this.opts.pathFor(this.shard));
+    this.file.write(recordBatch(this.pending, this.opts.encoder, this.schema));
+    this.pending = [];
+  }
+
+  private async finishShard(): Promise<void> {
+    await this.writePending();
+    const { bytes, sha256 } = await this.file!.finish();
+    const shard: WrittenShard = { path: this.file!.path, index: this.shard, rows: this.rowsInShard, bytes, sha256 };
+    this.file = null;
+    this.rowsInShard = 0;
     this.written.push(shard);
     await this.opts.onShard?.(shard);
   }
