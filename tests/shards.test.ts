@@ -11,6 +11,7 @@ import {
   encodeShard,
   loadShards,
   readShardDir,
+  ReadBuffer,
   readShardFile,
   ROWS_PER_RECORD_BATCH,
   screenAt,
@@ -152,6 +153,17 @@ describe('shard files', () => {
     await w2.put(0, ROWS[0]!);
     await expect(w2.put(2, ROWS[2]!)).rejects.toThrow(/out of order/);
     expect(w.written.map((s) => s.index)).toEqual([0]);
+  });
+
+  it('ReadBuffer reads files of any size one after another into one buffer, each whole', async () => {
+    const buf = new ReadBuffer();
+    const sizes = [5, 4_000, 17, 70_000, 0];
+    for (const [k, n] of sizes.entries()) {
+      const bytes = Uint8Array.from({ length: n }, (_, i) => (i * 31 + k) % 251);
+      await writeFile(join(dir, `f${k}`), bytes);
+      expect(Buffer.compare(await buf.read(join(dir, `f${k}`)), bytes)).toBe(0);
+    }
+    await expect(buf.read(join(dir, 'missing'))).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses files that are not shards, or come from another encoder, naming the file', async () => {
