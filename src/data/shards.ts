@@ -6,7 +6,7 @@ import { sameEncoder, type EncoderInfo } from '../screen/vision/encoder.js';
 import type { ScreenText } from '../screen/text/types.js';
 import { tempPathFor } from '../util/atomic.js';
 import { InputError } from '../util/errors.js';
-import { requireManifest, shardsOf, SPLIT_NAMES, type Manifest } from './manifest.js';
+import { requireManifest, shardsOf, SPLIT_NAMES, type Manifest, type ShardEntry } from './manifest.js';
 import { BatchColumns, readRow, rowReaders, SHARD_FORMAT, shardSchema, writeColumns, type RowReaders, type ShardRow } from './shard_schema.js';
 import type { ActionTypeId, AitwAction, SplitName, UiAnnotations } from './types.js';
 
@@ -291,16 +291,25 @@ function selectShards(dir: string, m: Manifest, subsets: readonly string[] | und
   return shardsOf(m, { split, subsets: chosen });
 }
 
+/**
+ * The listed shard files in order, each checked against its manifest entry. They are read one
+ * after another into one ReadBuffer: the next file is read only when the caller asks for it, so it
+ * must be done with a file (copy out what it keeps) before it takes the next.
+ */
+async function* shardFiles(dir: string, encoder: EncoderInfo, entries: readonly ShardEntry[]): AsyncGenerator<ShardFile> {
+  const buffer = new ReadBuffer();
+  for (const e of entries) {
+    const file = await readShardFile(join(dir, e.file), encoder, buffer);
+    if (file.rows !== e.rows) throw new InputError(`has ${file.rows} rows but the manifest says ${e.rows}`, file.path);
+    yield file;
+  }
+}
+
 /** Streams the rows of a shard directory (subset by name, then split, then shard order). */
 export async function* readShardDir(dir: string, opts: ShardSelection = {}): AsyncGenerator<ShardRow> {
   const m = await requireManifest(dir);
   const entries = selectShards(dir, m, opts.subset === undefined ? undefined : [opts.subset], opts.split, opts.allowIncomplete ?? false);
-  const buffer = new ReadBuffer();
-  for (const e of entries) {
-    const file = await readShardFile(join(dir, e.file), m.encoder, buffer);
-    if (file.rows !== e.rows) throw new InputError(`has ${file.rows} rows but the manifest says ${e.rows}`, file.path);
-    yield* shardRows(file);
-  }
+  for await (const file of shardFiles(dir, m.encoder, entries)) yield* shardRows(file);
 }
 
 /** Columnar, in-memory view of a split for training: typed arrays, random access by row. */
@@ -346,10 +355,7 @@ export async function loadShards(dir: string, opts: LoadOptions): Promise<ShardT
   const entries = selectShards(dir, m, opts.subsets, opts.split, opts.allowIncomplete ?? false);
   const t = emptyTable(m.encoder, opts, entries.reduce((s, e) => s + e.rows, 0), dir);
   let at = 0;
-  const buffer = new ReadBuffer();
-  for (const e of entries) {
-    const file = await readShardFile(join(dir, e.file), m.encoder, buffer);
-    if (file.rows !== e.rows) throw new InputError(`has ${file.rows} rows but the manifest says ${e.rows}`, file.path);
+  for await (const file of shardFiles(dir, m.encoder, entries)) {
     for (const batch of file.batches) {
       const c = new BatchColumns(batch, file.path);
       t.screens.set(c.screens().values, at * m.encoder.patches * m.encoder.dim);
