@@ -10,10 +10,6 @@
 
 #include <string>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include "gemm.h"
 #include "kernels.h"
 #include "napi_args.h"
@@ -532,21 +528,7 @@ napi_value ConfigEntry(napi_env env, napi_callback_info) {
   return out;
 }
 
-// A training step allocates and frees the same large host buffers every step (a batch's screen
-// features, tensors read back). glibc hands out blocks above its mmap threshold (128 KB, adapting
-// up to 32 MB) as fresh mappings and gives free memory at the heap's top back to the system beyond
-// twice that, so each step faults the same pages in again (kernel time, not work). Serving blocks
-// up to 64 MB from the heap and keeping up to 256 MB of free heap lets steps reuse their memory.
-// Process-wide, so it is set once, when the kernels load; other C libraries have no such knobs.
-void KeepFreedMemory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-#endif
-}
-
 napi_value Init(napi_env env, napi_value exports) {
-  KeepFreedMemory();
   SetThreads(Threads());
   struct Entry {
     const char* name;
