@@ -1,6 +1,6 @@
 /** The progress bar's rate counts only this process's work: a resumed run starts at its step, not at 0. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { progress } from '../src/util/progress.js';
+import { formatEta, progress } from '../src/util/progress.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -36,5 +36,17 @@ describe('progress', () => {
       bar.stop();
     });
     expect(out).toBe('');
+  });
+});
+
+describe('formatEta', () => {
+  it('rounds the whole time to 5 s before splitting it, so no part reads 60', () => {
+    expect(formatEta(839)).toBe('14m00s'); // cli-progress's own: 13m60s
+    expect(formatEta(836)).toBe('13m55s');
+    expect(formatEta(59)).toBe('1m00s');
+    expect(formatEta(42)).toBe('40s');
+    expect(formatEta(7.4)).toBe('7s');
+    expect(formatEta(3900)).toBe('1h05m');
+    expect(formatEta(7199)).toBe('2h00m');
   });
 });

@@ -1,11 +1,12 @@
 /** Hindsight grounding rows (train/relabel.ts): which items a task may name, and the task made of one. */
 import { describe, expect, it } from 'vitest';
 import type { Box } from '../src/data/types.js';
-import { withGoal, type EncodedTexts } from '../src/model/batch.js';
+import { withGoal, type EncodedSplit, type EncodedTexts } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
-import { groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, type Example } from '../src/train/relabel.js';
+import { previousTexts } from '../src/train/examples.js';
+import { groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -159,5 +160,80 @@ describe('requeriedExample (re-querying)', () => {
     const out = retypeBatch(rows, (ex) => step(goals[rows.indexOf(ex)]!), 1, codec, Rng.from(2), requeriedExample);
     expect(out[0]).not.toBe(rows[0]);
     expect(out[1]).toBe(rows[1]);
+  });
+});
+
+describe('searchOpenExample (hindsight opening)', () => {
+  const act = (action_type: 3 | 4 | 7 | 10, typed_text = '', at: [number, number] = [0.1, 0.5]): Example['action'] => ({ action_type, touch_yx: action_type === 4 ? at : [-1, -1], lift_yx: action_type === 4 ? at : [-1, -1], typed_text });
+  const results = texts([
+    ['linker', [0.1, 0.1, 0.03, 0.5]], // the search field, holding the query
+    ['Search Results', [0.2, 0.1, 0.03, 0.5]],
+    ['Clang Linker Wrapper', [0.4, 0.1, 0.03, 0.5]],
+    ['ThinLTO', [0.5, 0.1, 0.03, 0.5]],
+  ]);
+  const searched = [act(4), act(3, 'linker'), act(7)];
+  const onResults = { goal: 'buy the linker', history: searched, plan: [4, 4] as (3 | 4 | 10)[], previousTexts: null };
+  const tapOn = (y: number) => act(4, '', [y, 0.3]);
+  const resultsTap: Example = { ...recorded, action: tapOn(0.41), texts: results };
+  const opened = { goal: 'buy the linker', history: [...searched, tapOn(0.41)], plan: [4] as (3 | 4 | 10)[], previousTexts: results };
+  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+  const plan = (ex: Example) => {
+    const d = codec.decodeTarget(ex.target);
+    return d.ok && d.plan;
+  };
+
+  it('reads the query a history typed when it ends with the TYPE, or the TYPE then Enter', () => {
+    expect(searchedQuery(searched)).toBe('linker');
+    expect(searchedQuery([act(3, 'Evans')])).toBe('Evans');
+    expect(searchedQuery([act(3, 'linker'), act(7), act(4)])).toBeNull();
+    expect(searchedQuery([act(7)])).toBeNull();
+    expect(searchedQuery([])).toBeNull();
+  });
+
+  it('makes the recorded tap on a result the step of "search for Q and open R", planned tap then completion, history kept', () => {
+    for (let k = 0; k < 20; k++) {
+      const ex = searchOpenExample({ ...recorded, action: tapOn(0.41), texts: results }, onResults, codec, Rng.from(k))!;
+      expect(ex.action).toEqual(tapOn(0.41));
+      expect(goalOf(ex)).toMatch(/linker.*Clang Linker Wrapper/i);
+      expect(plan(ex)).toEqual([4, 10]);
+      expect(ex.input.length).toBeGreaterThan(codec.goalIds(ex.input).length + 3); // the three actions of the history
+    }
+  });
+
+  it('makes the step after it, on what R opened, the completion of the same goal', () => {
+    const ex = searchOpenExample({ ...recorded, action: tapOn(0.6), texts: screen }, opened, codec, Rng.from(3))!;
+    expect(ex.action.action_type).toBe(10);
+    expect(plan(ex)).toEqual([10]);
+    expect(goalOf(ex)).toMatch(/linker.*Clang Linker Wrapper/i);
+  });
+
+  it('leaves alone taps on no nameable item or on the query itself, taps that focus a field, and steps not after a search', () => {
+    expect(searchOpenExample({ ...resultsTap, action: tapOn(0.9) }, onResults, codec, Rng.from(1))).toBeNull(); // nothing under the tap
+    expect(searchOpenExample({ ...resultsTap, action: tapOn(0.11) }, onResults, codec, Rng.from(1))).toBeNull(); // the field holding the query
+    expect(searchOpenExample(resultsTap, { ...onResults, plan: [4, 3] }, codec, Rng.from(1))).toBeNull(); // typing follows: a field
+    expect(searchOpenExample({ ...recorded, action: act(3, 'x') }, opened, codec, Rng.from(1))).toBeNull(); // what it opened is typed into
+    expect(searchOpenExample(recorded, { ...opened, previousTexts: null }, codec, Rng.from(1))).toBeNull();
+    expect(searchOpenExample(resultsTap, { ...onResults, history: [act(4)] }, codec, Rng.from(1))).toBeNull(); // nothing typed
+    expect(searchOpenExample({ ...resultsTap, texts: null }, onResults, codec, Rng.from(1))).toBeNull();
+  });
+
+  it('swapBatch swaps only the rows it applies to, and nothing at rate 0', () => {
+    const rows = [resultsTap, { ...resultsTap, row: 8 }];
+    const steps = [onResults, { ...onResults, history: [act(4)] }];
+    const out = swapBatch(rows, (ex) => steps[rows.indexOf(ex)]!, 1, codec, Rng.from(2), searchOpenExample);
+    expect(out[0]).not.toBe(rows[0]);
+    expect(out[1]).toBe(rows[1]);
+    expect(swapBatch(rows, (ex) => steps[rows.indexOf(ex)]!, 0, codec, Rng.from(2), searchOpenExample)).toEqual(rows);
+  });
+});
+
+describe('previousTexts', () => {
+  it("gives the texts of the step before in the same episode, and null at an episode's start or past a missing step", () => {
+    const a = texts([['A', [0.1, 0.1, 0.03, 0.3]]]);
+    const b = texts([['B', [0.1, 0.1, 0.03, 0.3]]]);
+    const table = { episodeId: ['e1', 'e1', 'e2', 'e2'], stepId: Int32Array.from([0, 1, 0, 2]) };
+    const split = { table, inputs: [], targets: [], texts: [a, b, a, b] } as unknown as EncodedSplit;
+    expect([0, 1, 2, 3].map((r) => previousTexts(split, r))).toEqual([null, a, null, null]);
+    expect(previousTexts({ ...split, texts: null }, 1)).toBeNull();
   });
 });

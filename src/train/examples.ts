@@ -3,7 +3,7 @@ import { actionAt } from '../data/shards.js';
 import type { Box } from '../data/types.js';
 import { isTapAction } from '../data/geometry.js';
 import type { AutoUiBatch, CopySteps } from '../model/autoui.js';
-import { disposeScreenBatch, EMPTY_TEXTS, goalMaskBatch, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit } from '../model/batch.js';
+import { disposeScreenBatch, EMPTY_TEXTS, goalMaskBatch, groundTargetBatch, inputBatch, padIds, screenBatch, screenTokenCount, tableScreen, type EncodedSplit, type EncodedTexts } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
 import { offsetTargetBatch, offsetTargets } from '../model/tap_offset.js';
 import type { Rng } from '../util/rng.js';
@@ -30,6 +30,13 @@ export interface BatchExtras {
 /** Row r of a split as recorded: its screen, input, target and gold action. */
 export function splitExample(split: EncodedSplit, r: number): Example {
   return { row: r, input: split.inputs[r]!, target: split.targets[r]!, action: actionAt(split.table, r), texts: split.texts?.[r] ?? null };
+}
+
+/** The screen texts of the step before row r's in its episode, when the split holds that step and the model reads text. */
+export function previousTexts(split: EncodedSplit, r: number): EncodedTexts | null {
+  const t = split.table;
+  const before = r > 0 && t.episodeId[r - 1] === t.episodeId[r] && t.stepId[r - 1] === t.stepId[r]! - 1;
+  return before ? split.texts?.[r - 1] ?? null : null;
 }
 
 /** The untexted boxes (icons) of a row's screen, when the split was loaded with its annotations. */

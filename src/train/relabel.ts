@@ -12,8 +12,9 @@
  * says, afresh at every step, asks for the second. Hindsight typing (retypedExample) does the same for
  * typed text. Nothing here reaches evaluation or inference.
  */
-import { backGoal, groundGoal } from '../data/web/goals.js';
-import { ActionType, type AitwAction } from '../data/types.js';
+import { backGoal, groundGoal, searchGoal } from '../data/web/goals.js';
+import { isTapAction } from '../data/geometry.js';
+import { ActionType, type ActionTypeId, type AitwAction } from '../data/types.js';
 import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
 import { normalizeText } from '../model/text_match.js';
@@ -79,6 +80,69 @@ export function groundingExample(ex: Example, codec: ActionCodec, rng: Rng): Exa
     if (e instanceof InputError) return null; // a name too long for the codec's input: the row stays as recorded
     throw e;
   }
+}
+
+/** The text a history's search typed when the screen it leads to shows the results: it ends with the TYPE, or the TYPE then Enter. */
+export function searchedQuery(history: readonly AitwAction[]): string | null {
+  const n = history.length;
+  const typed = history[n - 1]?.action_type === ActionType.PRESS_ENTER ? history[n - 2] : history[n - 1];
+  return typed?.action_type === ActionType.TYPE && typed.typed_text.trim() !== '' ? typed.typed_text : null;
+}
+
+/** A step with the screen texts of the step before it, which hindsight opening reads. */
+export interface StepWithPrevious extends StepContext {
+  /** The texts of the same episode's previous screen; null when the split does not hold it or the model reads no text. */
+  previousTexts: EncodedTexts | null;
+}
+
+/** The nameable item under a tap (the smallest box holding the point), other than the text `query`; −1 when none. */
+function itemUnder(texts: EncodedTexts, [ty, tx]: readonly number[], query: string): number {
+  const q = normalizeText(query);
+  let best = -1;
+  for (const i of nameableItems(texts)) {
+    const [y, x, h, w] = texts.boxes[i]!;
+    const holds = ty! >= y! && ty! <= y! + h! && tx! >= x! && tx! <= x! + w!;
+    if (holds && normalizeText(texts.strings[i]!) !== q && (best < 0 || h! * w! < texts.boxes[best]![2]! * texts.boxes[best]![3]!)) best = i;
+  }
+  return best;
+}
+
+const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+
+/**
+ * Hindsight opening: a recorded search that typed Q and then tapped R among its results is also the
+ * episode of "search for Q and open R", whatever its own goal was (buy R, install it). Two of its
+ * steps are swapped for that goal, each with its own history kept: the tap on R, planned [DUAL_POINT,
+ * STATUS_TASK_COMPLETE], and the step after it, on what R opened, answered STATUS_TASK_COMPLETE; null
+ * for any other step, where no nameable item (other than Q) lies under the tap, or where the tap
+ * focused a field to type in (a site's search box after its address was typed). Why: most recorded
+ * searches (the synthetic set's, like AITW's) end on their results page, so a model learns to stop
+ * once Enter is pressed, and held-out searches that had to open a result stopped there; the
+ * recordings that do tap a result say both what opening looks like and where it ends.
+ */
+export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
+  const relabel = (query: string, name: string, plan: ActionTypeId[], action: AitwAction): Example | null => {
+    const goal = searchGoal(rng, query, name);
+    try {
+      return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
+    } catch (e) {
+      if (e instanceof InputError) return null;
+      throw e;
+    }
+  };
+  const query = searchedQuery(step.history);
+  // A tap followed by typing focused a field: nothing was opened.
+  if (query !== null && isTapAction(ex.action) && ex.texts && step.plan[1] !== ActionType.TYPE) {
+    const r = itemUnder(ex.texts, ex.action.touch_yx, query);
+    return r < 0 ? null : relabel(query, ex.texts.strings[r]!, [ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE], ex.action);
+  }
+  const tap = step.history.at(-1);
+  const searched = searchedQuery(step.history.slice(0, -1));
+  if (searched !== null && tap && isTapAction(tap) && step.previousTexts && ex.action.action_type !== ActionType.TYPE) {
+    const r = itemUnder(step.previousTexts, tap.touch_yx, searched);
+    return r < 0 ? null : relabel(searched, step.previousTexts.strings[r]!, [ActionType.STATUS_TASK_COMPLETE], COMPLETE);
+  }
+  return null;
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -183,10 +247,18 @@ export function relabelBatch(examples: readonly Example[], rate: number, codec: 
   return examples.map((ex) => (rng.float() < rate ? groundingExample(ex, codec, rng) ?? ex : ex));
 }
 
-type Retype = (ex: Example, step: StepContext, codec: ActionCodec, rng: Rng) => Example | null;
+type Swap<S extends StepContext> = (ex: Example, step: S, codec: ActionCodec, rng: Rng) => Example | null;
 
-/** The batch's TYPE examples with each swapped, with probability `rate`, for `swap` of the same step (retypedExample, requeriedExample). */
-export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng, swap: Retype = retypedExample): Example[] {
+/**
+ * The batch's examples that `eligible` admits, each swapped with probability `rate` for `swap` of the
+ * same step (retypedExample, requeriedExample, searchOpenExample), kept where the swap gives null.
+ */
+export function swapBatch<S extends StepContext>(examples: readonly Example[], step: (ex: Example) => S, rate: number, codec: ActionCodec, rng: Rng, swap: Swap<S>, eligible: (ex: Example) => boolean = () => true): Example[] {
   if (rate <= 0) return [...examples];
-  return examples.map((ex) => (ex.action.action_type === ActionType.TYPE && rng.float() < rate ? swap(ex, step(ex), codec, rng) ?? ex : ex));
+  return examples.map((ex) => (eligible(ex) && rng.float() < rate ? swap(ex, step(ex), codec, rng) ?? ex : ex));
+}
+
+/** swapBatch over the batch's TYPE examples (retypedExample by default). */
+export function retypeBatch(examples: readonly Example[], step: (ex: Example) => StepContext, rate: number, codec: ActionCodec, rng: Rng, swap: Swap<StepContext> = retypedExample): Example[] {
+  return swapBatch(examples, step, rate, codec, rng, swap, (ex) => ex.action.action_type === ActionType.TYPE);
 }

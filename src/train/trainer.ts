@@ -39,10 +39,10 @@ import { Rng } from '../util/rng.js';
 import { AUTOUI_VERSION } from '../util/version.js';
 import { AdamW, DEFAULT_ADAMW, learningRate } from './adamw.js';
 import { planEpoch } from './batching.js';
-import { disposeBatch, makeBatch, splitExample } from './examples.js';
+import { disposeBatch, makeBatch, previousTexts, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { relabelBatch, requeriedExample, retypeBatch, type Example } from './relabel.js';
+import { relabelBatch, requeriedExample, retypeBatch, searchOpenExample, swapBatch, type Example } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -285,7 +285,9 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const step = (ex: Example) => stepContext(run.train.table, ex.row, codec);
   const requeried = retypeBatch(recorded, step, opts.requeryRate, codec, Rng.from(opts.seed, 'requery', state.globalStep), requeriedExample);
   const retyped = retypeBatch(requeried, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
-  const examples = relabelBatch(retyped, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
+  const withPrevious = (ex: Example) => ({ ...step(ex), previousTexts: previousTexts(run.train, ex.row) });
+  const opened = swapBatch(retyped, withPrevious, opts.searchOpenRate, codec, Rng.from(opts.seed, 'search-open', state.globalStep), searchOpenExample);
+  const examples = relabelBatch(opened, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(model.config.tapPointer ? { pointerRadius: opts.pointerRadius } : {}),
@@ -372,9 +374,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,

@@ -18,6 +18,20 @@ export interface ProgressOptions {
 }
 
 /**
+ * An ETA as "1h05m", "13m55s" or "42s". cli-progress's own rounds the seconds part alone to a multiple
+ * of 5 and so prints "13m60s"; this rounds the whole time first.
+ */
+export function formatEta(seconds: number): string {
+  const two = (v: number) => String(v).padStart(2, '0');
+  if (seconds > 3600) {
+    const m = Math.round(seconds / 60);
+    return `${Math.floor(m / 60)}h${two(m % 60)}m`;
+  }
+  const t = seconds > 10 ? 5 * Math.round(seconds / 5) : Math.max(0, Math.round(seconds));
+  return t >= 60 ? `${Math.floor(t / 60)}m${two(t % 60)}s` : `${t}s`;
+}
+
+/**
  * A progress bar on stderr with items/s and ETA, so stdout stays clean for --json.
  * When stderr is not a TTY it degrades to a line every few seconds instead of redraws.
  */
@@ -33,6 +47,7 @@ export function progress(opts: ProgressOptions): Progress {
       etaBuffer: 50,
       hideCursor: true,
       barsize: 24,
+      formatTime: formatEta,
     },
     cliProgress.Presets.shades_classic,
   );
