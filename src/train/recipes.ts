@@ -46,7 +46,7 @@ export interface TrainRecipe {
   retypeRate: number;
   /** Share of TYPE rows whose typed run stands twice in the goal swapped, step by step, for another word of the goal in the query's place (relabel.ts: re-querying; 0 = off). */
   requeryRate: number;
-  /** Share of search-results rows swapped, step by step, for "search for Q and open R" answered by a tap on R (relabel.ts: hindsight opening; 0 = off). */
+  /** Share of the steps of searches that tapped a result R swapped, step by step, for "search for Q and open R": the tap, and completion on what it opened (relabel.ts: hindsight opening; 0 = off). */
   searchOpenRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;

@@ -10,7 +10,8 @@
  * Why: the recorded episodes name a few hundred things, so a model can learn which name sits where
  * instead of learning to find a name it has never seen; drawing the name from whatever the screen
  * says, afresh at every step, asks for the second. Hindsight typing (retypedExample) does the same for
- * typed text. Nothing here reaches evaluation or inference.
+ * typed text, and hindsight opening (searchOpenExample) for searches that open a result. Nothing here
+ * reaches evaluation or inference.
  */
 import { backGoal, groundGoal, searchGoal } from '../data/web/goals.js';
 import { isTapAction } from '../data/geometry.js';
