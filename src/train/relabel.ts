@@ -116,9 +116,9 @@ const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, tou
  * steps are swapped for that goal, each with its own history kept: the tap on R, planned [DUAL_POINT,
  * STATUS_TASK_COMPLETE], and the step after it, on what R opened, answered STATUS_TASK_COMPLETE; null
  * for any other step, where no nameable item (other than Q) lies under the tap, or where the tap
- * focused a field to type in (a site's search box after its address was typed). Why: most recorded
- * searches (the synthetic set's, like AITW's) end on their results page, so a model learns to stop
- * once Enter is pressed, and held-out searches that had to open a result stopped there; the
+ * focused a field to type in (a site's search box after its address was typed). Why: the recorded
+ * searches worded "search for X" or "look up X" (the synthetic set's general and Google-app ones, like
+ * AITW's) end on their results page, so a model learns to stop once Enter is pressed, and held-out searches that had to open a result stopped there; the
  * recordings that do tap a result say both what opening looks like and where it ends.
  */
 export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
