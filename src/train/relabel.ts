@@ -14,8 +14,8 @@
  * reaches evaluation or inference.
  */
 import { backGoal, groundGoal, searchGoal } from '../data/web/goals.js';
-import { isTapAction } from '../data/geometry.js';
-import { ActionType, type ActionTypeId, type AitwAction } from '../data/types.js';
+import { boxHolds, isTapAction } from '../data/geometry.js';
+import { ActionType, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
 import { normalizeText } from '../model/text_match.js';
@@ -97,14 +97,12 @@ export interface StepWithPrevious extends StepContext {
 }
 
 /** The nameable item under a tap (the smallest box holding the point), other than the text `query`; −1 when none. */
-function itemUnder(texts: EncodedTexts, [ty, tx]: readonly number[], query: string): number {
+function itemUnder(texts: EncodedTexts, tap: YX, query: string): number {
   const q = normalizeText(query);
+  const area = (i: number) => texts.boxes[i]![2] * texts.boxes[i]![3];
   let best = -1;
-  for (const i of nameableItems(texts)) {
-    const [y, x, h, w] = texts.boxes[i]!;
-    const holds = ty! >= y! && ty! <= y! + h! && tx! >= x! && tx! <= x! + w!;
-    if (holds && normalizeText(texts.strings[i]!) !== q && (best < 0 || h! * w! < texts.boxes[best]![2]! * texts.boxes[best]![3]!)) best = i;
-  }
+  for (const i of nameableItems(texts))
+    if (boxHolds(texts.boxes[i]!, tap) && normalizeText(texts.strings[i]!) !== q && (best < 0 || area(i) < area(best))) best = i;
   return best;
 }
 
@@ -118,8 +116,9 @@ const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, tou
  * for any other step, where no nameable item (other than Q) lies under the tap, or where the tap
  * focused a field to type in (a site's search box after its address was typed). Why: the recorded
  * searches worded "search for X" or "look up X" (the synthetic set's general and Google-app ones, like
- * AITW's) end on their results page, so a model learns to stop once Enter is pressed, and held-out searches that had to open a result stopped there; the
- * recordings that do tap a result say both what opening looks like and where it ends.
+ * AITW's) end on their results page, so a model learns to stop once Enter is pressed, and held-out
+ * searches that had to open a result stopped there; the recordings that do tap a result say both what
+ * opening looks like and where it ends.
  */
 export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
   const relabel = (query: string, name: string, plan: ActionTypeId[], action: AitwAction): Example | null => {

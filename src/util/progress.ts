@@ -18,8 +18,8 @@ export interface ProgressOptions {
 }
 
 /**
- * An ETA as "1h05m", "13m55s" or "40s" (to 5 s above 10 s, as cli-progress does). cli-progress's own rounds the seconds part alone to a multiple
- * of 5 and so prints "13m60s"; this rounds the whole time first.
+ * An ETA as "1h05m", "13m55s" or "40s" (to 5 s above 10 s, as cli-progress does). cli-progress's own
+ * rounds the seconds part alone to a multiple of 5 and so prints "13m60s"; this rounds the whole time first.
  */
 export function formatEta(seconds: number): string {
   const two = (v: number) => String(v).padStart(2, '0');
