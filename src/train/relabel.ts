@@ -62,6 +62,19 @@ function tapAtCentre([y, x, h, w]: readonly number[]): AitwAction {
   return { action_type: ActionType.DUAL_POINT, touch_yx: yx, lift_yx: [...yx], typed_text: '' };
 }
 
+/**
+ * Row `ex`'s screen taught `goal` with `history`, `plan` and `action` instead of what it recorded; null
+ * when that no longer fits the codec (a name too long for its input: the row stays as recorded).
+ */
+function relabelled(ex: Example, goal: string, history: readonly AitwAction[], plan: readonly ActionTypeId[], action: AitwAction, codec: ActionCodec): Example | null {
+  try {
+    return { row: ex.row, input: codec.encodeInput(goal, history), target: codec.encodeTarget(plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
+  } catch (e) {
+    if (e instanceof InputError) return null;
+    throw e;
+  }
+}
+
 /** Share of grounding examples that are the first step of "open X, then go back". */
 const BACK_SHARE = 0.25;
 
@@ -74,13 +87,7 @@ export function groundingExample(ex: Example, codec: ActionCodec, rng: Rng): Exa
   const back = rng.chance(BACK_SHARE);
   const goal = (back ? backGoal : groundGoal)(rng, ex.texts.strings[i]!);
   const plan = back ? [ActionType.DUAL_POINT, ActionType.PRESS_BACK, ActionType.STATUS_TASK_COMPLETE] : [ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE];
-  const action = tapAtCentre(ex.texts.boxes[i]!);
-  try {
-    return { row: ex.row, input: codec.encodeInput(goal, []), target: codec.encodeTarget(plan, action, goal), action, texts: withGoal(ex.texts, goal) };
-  } catch (e) {
-    if (e instanceof InputError) return null; // a name too long for the codec's input: the row stays as recorded
-    throw e;
-  }
+  return relabelled(ex, goal, [], plan, tapAtCentre(ex.texts.boxes[i]!), codec);
 }
 
 /** The text a history's search typed when the screen it leads to shows the results: it ends with the TYPE, or the TYPE then Enter. */
@@ -121,15 +128,7 @@ const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, tou
  * opening looks like and where it ends.
  */
 export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
-  const relabel = (query: string, name: string, plan: ActionTypeId[], action: AitwAction): Example | null => {
-    const goal = searchGoal(rng, query, name);
-    try {
-      return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
-    } catch (e) {
-      if (e instanceof InputError) return null;
-      throw e;
-    }
-  };
+  const relabel = (query: string, name: string, plan: readonly ActionTypeId[], action: AitwAction) => relabelled(ex, searchGoal(rng, query, name), step.history, plan, action, codec);
   const query = searchedQuery(step.history);
   // A tap followed by typing focused a field: nothing was opened.
   if (query !== null && isTapAction(ex.action) && ex.texts && step.plan[1] !== ActionType.TYPE) {
@@ -188,13 +187,7 @@ export function retypedExample(ex: Example, step: StepContext, codec: ActionCode
  */
 function retyped(ex: Example, step: StepContext, at: number, inGoal: string, typed: string, codec: ActionCodec): Example | null {
   const goal = step.goal.slice(0, at) + inGoal + step.goal.slice(at + ex.action.typed_text.length);
-  const action = { ...ex.action, typed_text: typed };
-  try {
-    return { row: ex.row, input: codec.encodeInput(goal, step.history), target: codec.encodeTarget(step.plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
-  } catch (e) {
-    if (e instanceof InputError) return null;
-    throw e;
-  }
+  return relabelled(ex, goal, step.history, step.plan, { ...ex.action, typed_text: typed }, codec);
 }
 
 /** Where `text` occurs in `goal` as whole words, case aside, first to last; none when lower-casing moves the indices. */
