@@ -48,5 +48,12 @@ describe('formatEta', () => {
     expect(formatEta(7.4)).toBe('7s');
     expect(formatEta(3900)).toBe('1h05m');
     expect(formatEta(7199)).toBe('2h00m');
+    expect(formatEta(3599)).toBe('1h00m'); // not 60m00s
+  });
+
+  it("prints '?' for the 'INF' and 'NULL' cli-progress passes while it has no rate", () => {
+    expect(formatEta('INF')).toBe('?');
+    expect(formatEta('NULL')).toBe('?');
+    expect(formatEta(Number.NaN)).toBe('?');
   });
 });

@@ -20,14 +20,16 @@ export interface ProgressOptions {
 /**
  * An ETA as "1h05m", "13m55s" or "40s" (to 5 s above 10 s, as cli-progress does). cli-progress's own
  * rounds the seconds part alone to a multiple of 5 and so prints "13m60s"; this rounds the whole time first.
+ * cli-progress hands over the strings 'INF' or 'NULL' while it has no rate to go by: "?" then.
  */
-export function formatEta(seconds: number): string {
+export function formatEta(seconds: number | string): string {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return '?';
   const two = (v: number) => String(v).padStart(2, '0');
-  if (seconds > 3600) {
+  const t = seconds > 10 ? 5 * Math.round(seconds / 5) : Math.max(0, Math.round(seconds));
+  if (t >= 3600) {
     const m = Math.round(seconds / 60);
     return `${Math.floor(m / 60)}h${two(m % 60)}m`;
   }
-  const t = seconds > 10 ? 5 * Math.round(seconds / 5) : Math.max(0, Math.round(seconds));
   return t >= 60 ? `${Math.floor(t / 60)}m${two(t % 60)}s` : `${t}s`;
 }
 
