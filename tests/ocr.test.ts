@@ -13,6 +13,7 @@ import type { RawImage } from '../src/screen/types.js';
 import { OcrReader, shareLines } from '../src/screen/text/ocr.js';
 import { componentBoxes, dbBoxes, detectionSize, secondPassLimit, unclip, DB_DEFAULTS } from '../src/screen/text/ocr_detect.js';
 import { packBgr } from '../src/screen/text/ocr_image.js';
+import { lineKey } from '../src/screen/text/ocr_lines.js';
 import { MODEL_FILES } from '../src/screen/text/ocr_models.js';
 import { readingOrder } from '../src/screen/text/ocr_order.js';
 import { INK_ANGLE, inkAngle, inkBreaks, inkOf, type Rgb } from '../src/screen/text/ocr_ink.js';
@@ -205,6 +206,23 @@ describe('shareLines', () => {
   });
 });
 
+describe('lineKey', () => {
+  const image = (w: number, h: number, f: (x: number, y: number) => number): RawImage => ({
+    width: w, height: h, channels: 3, data: Uint8Array.from({ length: w * h * 3 }, (_, i) => f(Math.floor(i / 3) % w, Math.floor(i / 3 / w))),
+  });
+  const stripes = image(40, 30, (x, y) => ((x * 7 + y * 13) % 251));
+  test('the same pixels anywhere give the same key; a changed pixel or another size another', () => {
+    const shifted = image(40, 30, (x, y) => (((x + 5) * 7 + (y + 4) * 13) % 251)); // stripes moved by (−5, −4)
+    expect(lineKey(shifted, { x0: 5, y0: 6, x1: 25, y1: 16 })).toBe(lineKey(stripes, { x0: 10, y0: 10, x1: 30, y1: 20 }));
+    const touched = { ...stripes, data: stripes.data.slice() };
+    touched.data[(15 * 40 + 20) * 3] ^= 1;
+    expect(lineKey(touched, { x0: 10, y0: 10, x1: 30, y1: 20 })).not.toBe(lineKey(stripes, { x0: 10, y0: 10, x1: 30, y1: 20 }));
+    expect(lineKey(stripes, { x0: 10, y0: 10, x1: 31, y1: 20 })).not.toBe(lineKey(stripes, { x0: 10, y0: 10, x1: 30, y1: 20 }));
+    // Rows are read whole from x0 to x1: a 1-row box 20 wide is not a 2-row box 10 wide of the same bytes.
+    expect(lineKey(stripes, { x0: 0, y0: 0, x1: 20, y1: 1 })).not.toBe(lineKey(stripes, { x0: 0, y0: 0, x1: 10, y1: 2 }));
+  });
+});
+
 /** Words drawn on white at known places, as RGB. */
 async function wordsImage(words: Array<{ text: string; x: number; y: number; size: number }>, width: number, height: number): Promise<RawImage> {
   const body = words.map((w) => `<text x="${w.x}" y="${w.y}" font-family="DejaVu Sans" font-size="${w.size}" fill="#202124">${w.text}</text>`).join('');
@@ -312,6 +330,28 @@ describe('real OCR (PP-OCRv4)', () => {
       expect(await pool.read([img, img, img])).toEqual([inThread[0], inThread[0], inThread[0]]);
     } finally {
       await pool.dispose();
+    }
+  });
+
+  test('lines read before are not recognised again: a screen read twice, and a scrolled one read alike by a reader that saw its top and by one that did not', async () => {
+    const top = await wordsImage(words, W, H);
+    const scrolled = await wordsImage(words.map((w) => ({ ...w, y: w.y - 37 })), W, H);
+    const fresh = await OcrReader.load({ workers: 1 });
+    try {
+      const [a] = await fresh.read([top]);
+      const once = fresh.linesRecognised;
+      expect(once).toBeGreaterThanOrEqual(3);
+      expect(await fresh.read([top])).toEqual([a]);
+      expect(fresh.linesRecognised).toBe(once);
+      // Scrolled, the detector's boxes may move by a pixel against the text (it runs on a reduced copy): some lines are read again.
+      const [b] = await fresh.read([scrolled]);
+      expect(b!.map((l) => l.text)).toEqual(a!.map((l) => l.text));
+      b!.forEach((l, i) => expect(Math.abs(l.box[0] * H - (a![i]!.box[0] * H - 37))).toBeLessThanOrEqual(2));
+      const unseen = await OcrReader.load({ workers: 1 });
+      expect(await unseen.read([scrolled])).toEqual([b]); // a reader that never saw the top of the page reads the same
+      await unseen.dispose();
+    } finally {
+      await fresh.dispose();
     }
   });
 

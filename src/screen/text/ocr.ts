@@ -24,6 +24,7 @@ import type { DbParams } from './ocr_detect.js';
 import { toRgb, type PixelBox } from './ocr_image.js';
 import { loadCharacters, resolveModelPaths } from './ocr_models.js';
 import { inkBreaks, lineInk } from './ocr_ink.js';
+import { LineMemo, lineKey } from './ocr_lines.js';
 import { readingOrder } from './ocr_order.js';
 import { cleanLine, splitLine, type BatchLimits, type Decoded } from './ocr_recognize.js';
 import type { Answer, OcrWorkerData } from './ocr_worker.js';
@@ -164,6 +165,9 @@ export function shareLines(costs: readonly number[], k: number): number[][] {
 
 export class OcrReader implements TextReader {
   readonly id: string;
+  private readonly lines = new LineMemo();
+  /** Lines the recogniser has read; the others of the screens read came from memory (ocr_lines.ts). */
+  linesRecognised = 0;
 
   private constructor(
     private readonly runner: Runner,
@@ -196,13 +200,24 @@ export class OcrReader implements TextReader {
     return Promise.all(images.map(async (image, i) => this.readOne(await toRgb(image, `image ${i} of the batch`), images.length)));
   }
 
-  /** One image: detection, its lines in reading order shared between the lanes when the batch leaves lanes idle, recognition. */
+  /**
+   * One image: detection, then recognition of its lines (in reading order) not read before, shared
+   * between the lanes when the batch leaves lanes idle.
+   */
   private async readOne(rgb: RawImage, batch: number): Promise<ScreenText[]> {
     const boxes = await this.runner.detect(rgb);
     const lines = readingOrder(boxes).map((i) => boxes[i]!);
-    const runs = shareLines(lines.map(lineCost), Math.max(1, Math.floor(this.runner.lanes / batch)));
+    const keys = lines.map((b) => lineKey(rgb, b));
+    const decoded: (Decoded | undefined)[] = keys.map((k) => this.lines.get(k));
+    const todo = lines.flatMap((_, i) => (decoded[i] ? [] : [i]));
+    const runs = shareLines(todo.map((i) => lineCost(lines[i]!)), Math.max(1, Math.floor(this.runner.lanes / batch))).map((run) => run.map((k) => todo[k]!));
     const read = await Promise.all(runs.map((run) => (run.length ? this.runner.recognise(rgb, run.map((i) => lines[i]!)) : Promise.resolve([]))));
-    const decoded = read.flat();
+    const fresh = read.flat();
+    this.linesRecognised += fresh.length;
+    runs.flat().forEach((i, k) => {
+      decoded[i] = fresh[k]!;
+      this.lines.set(keys[i]!, fresh[k]!);
+    });
     const texts: ScreenText[] = [];
     lines.forEach((b, i) => {
       const d = decoded[i]!;
