@@ -23,6 +23,7 @@ import { AutoUiModel } from '../src/model/autoui.js';
 import { modelConfig, type PresetName } from '../src/model/config.js';
 import { forwardFlops, type BatchShape } from '../src/model/flops.js';
 import { Predictor } from '../src/infer/predict.js';
+import { OcrReader } from '../src/screen/text/ocr.js';
 import { disableFusedKernels, enableFusedKernels, nativeKernelBackends } from '../src/native/kernels.js';
 import { loadEncoder } from '../src/screen/vision/index.js';
 import { AdamW } from '../src/train/adamw.js';
@@ -278,7 +279,8 @@ function deterministic(preset: PresetName, shape: BatchShape, steps: number): bo
 async function benchPredict(dir: string, requests: number, image: Buffer, screenText = false): Promise<{ p50Ms: number; p95Ms: number }> {
   const ckpt = join(dir, screenText ? 'ckpt-text' : 'ckpt');
   await makeTinyCheckpoint(ckpt, { preset: 'tiny', seed: 7, screenText });
-  const predictor = await Predictor.load(ckpt);
+  // The same screenshot again and again: without line memory, OCR reads it as a new one each time.
+  const predictor = await Predictor.load(ckpt, screenText ? { textReader: await OcrReader.load({ rememberLines: false }) } : {});
   const history = [{ action_type: 'PRESS_HOME' }];
   const once = async () => {
     const t = performance.now();

@@ -88,12 +88,14 @@ export async function benchOcr(opts: BenchOcrOptions): Promise<BenchOcrResult> {
   const images = shots.map((s) => s.image);
   log(`rendered ${images.length} screens of ${images[0]!.width}×${images[0]!.height}`);
 
+  // Every pass reads the same screens: without line memory, each read times them as new screens.
+  const fresh = { ...opts.reader, rememberLines: false };
   const t0 = performance.now();
-  const reader = await OcrReader.load(opts.reader);
+  const reader = await OcrReader.load(fresh);
   await reader.ready();
   const loadMs = performance.now() - t0;
-  const single = await OcrReader.load({ ...opts.reader, workers: 1, threads: 2 });
-  const noInk = await OcrReader.load({ ...opts.reader, inkCuts: false });
+  const single = await OcrReader.load({ ...fresh, workers: 1, threads: 2 });
+  const noInk = await OcrReader.load({ ...fresh, inkCuts: false });
   try {
     // Warm-up: first-run allocations and kernel selection.
     await Promise.all([reader.read(images.slice(0, 2)), single.read(images.slice(0, 1)), noInk.read(images.slice(0, 2))]);

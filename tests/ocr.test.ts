@@ -350,6 +350,10 @@ describe('real OCR (PP-OCRv4)', () => {
       const unseen = await OcrReader.load({ workers: 1 });
       expect(await unseen.read([scrolled])).toEqual([b]); // a reader that never saw the top of the page reads the same
       await unseen.dispose();
+      const forgetful = await OcrReader.load({ workers: 1, rememberLines: false });
+      expect(await forgetful.read([top])).toEqual(await forgetful.read([top]));
+      expect(forgetful.linesRecognised).toBe(2 * once);
+      await forgetful.dispose();
     } finally {
       await fresh.dispose();
     }

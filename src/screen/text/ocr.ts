@@ -6,8 +6,8 @@
  *   const [texts] = await ocr.read([screen]);     // ScreenText per line, reading order
  *   await ocr.dispose();
  *
- * Per image: line boxes from the detector, each line recognised (ocr_engine.ts), lines in reading
- * order (ocr_order.ts). onnxruntime-node runs an inference synchronously on the thread that calls
+ * Per image: line boxes from the detector, each line recognised (ocr_engine.ts) unless the same
+ * pixels were read before (ocr_lines.ts), lines in reading order (ocr_order.ts). onnxruntime-node runs an inference synchronously on the thread that calls
  * it, and one recogniser run per line is too small for its intra-op threads to share well (two
  * processes of one thread each read 2× faster than one process of two in our bench), so with
  * `workers` > 1 the engine runs on worker threads of one onnxruntime thread each: every image is
@@ -60,6 +60,12 @@ export interface OcrOptions {
   threads?: number;
   /** Recognition batching (ocr_recognize.ts; off by default: batches of padded crops read worse and no faster). */
   rec?: Partial<BatchLimits>;
+  /**
+   * Remember recognised lines by their pixels and read them from memory when they come again
+   * (default; ocr_lines.ts). False for benchmarks that read the same screens more than once and
+   * mean to time them as new.
+   */
+  rememberLines?: boolean;
 }
 
 export const OCR_DEFAULTS = {
@@ -74,6 +80,7 @@ export const OCR_DEFAULTS = {
 const WORKER = new URL('./ocr_worker.js', import.meta.url);
 
 interface Resolved extends EngineSettings {
+  rememberLines: boolean;
   minScore: number;
   splitItems: boolean;
   inkCuts: boolean;
@@ -86,6 +93,7 @@ function resolveOptions(o: OcrOptions): Resolved {
     detLimitSide: o.detLimitSide ?? OCR_DEFAULTS.detLimitSide,
     adaptive: { ...OCR_DEFAULTS.adaptive, ...o.adaptive },
     db: { ...OCR_DEFAULTS.db, ...o.db },
+    rememberLines: o.rememberLines ?? true,
     minScore: o.minScore ?? OCR_DEFAULTS.minScore,
     splitItems: o.splitItems ?? OCR_DEFAULTS.splitItems,
     inkCuts: o.inkCuts ?? OCR_DEFAULTS.inkCuts,
@@ -166,8 +174,7 @@ export function shareLines(costs: readonly number[], k: number): number[][] {
 export class OcrReader implements TextReader {
   readonly id: string;
   private readonly lines = new LineMemo();
-  /** Lines the recogniser has read; the others of the screens read came from memory (ocr_lines.ts). */
-  linesRecognised = 0;
+  private recognised = 0;
 
   private constructor(
     private readonly runner: Runner,
@@ -191,6 +198,11 @@ export class OcrReader implements TextReader {
     return this.runner.lanes;
   }
 
+  /** Lines the recogniser has read; the others of the screens read came from memory (rememberLines). */
+  get linesRecognised(): number {
+    return this.recognised;
+  }
+
   /** Creates the ONNX sessions now (once, in every worker). */
   ready(): Promise<void> {
     return this.runner.ready();
@@ -208,12 +220,12 @@ export class OcrReader implements TextReader {
     const boxes = await this.runner.detect(rgb);
     const lines = readingOrder(boxes).map((i) => boxes[i]!);
     const keys = lines.map((b) => lineKey(rgb, b));
-    const decoded: (Decoded | undefined)[] = keys.map((k) => this.lines.get(k));
+    const decoded: (Decoded | undefined)[] = keys.map((k) => (this.opts.rememberLines ? this.lines.get(k) : undefined));
     const todo = lines.flatMap((_, i) => (decoded[i] ? [] : [i]));
     const runs = shareLines(todo.map((i) => lineCost(lines[i]!)), Math.max(1, Math.floor(this.runner.lanes / batch))).map((run) => run.map((k) => todo[k]!));
     const read = await Promise.all(runs.map((run) => (run.length ? this.runner.recognise(rgb, run.map((i) => lines[i]!)) : Promise.resolve([]))));
     const fresh = read.flat();
-    this.linesRecognised += fresh.length;
+    this.recognised += fresh.length;
     runs.flat().forEach((i, k) => {
       decoded[i] = fresh[k]!;
       this.lines.set(keys[i]!, fresh[k]!);
