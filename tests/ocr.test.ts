@@ -336,7 +336,7 @@ describe('real OCR (PP-OCRv4)', () => {
   test('lines read before are not recognised again: a screen read twice, and a scrolled one read alike by a reader that saw its top and by one that did not', async () => {
     const top = await wordsImage(words, W, H);
     const scrolled = await wordsImage(words.map((w) => ({ ...w, y: w.y - 37 })), W, H);
-    const fresh = await OcrReader.load({ workers: 1 });
+    const [fresh, unseen, forgetful] = await Promise.all([OcrReader.load({ workers: 1 }), OcrReader.load({ workers: 1 }), OcrReader.load({ workers: 1, rememberLines: false })]);
     try {
       const [a] = await fresh.read([top]);
       const once = fresh.linesRecognised;
@@ -347,15 +347,11 @@ describe('real OCR (PP-OCRv4)', () => {
       const [b] = await fresh.read([scrolled]);
       expect(b!.map((l) => l.text)).toEqual(a!.map((l) => l.text));
       b!.forEach((l, i) => expect(Math.abs(l.box[0] * H - (a![i]!.box[0] * H - 37))).toBeLessThanOrEqual(2));
-      const unseen = await OcrReader.load({ workers: 1 });
       expect(await unseen.read([scrolled])).toEqual([b]); // a reader that never saw the top of the page reads the same
-      await unseen.dispose();
-      const forgetful = await OcrReader.load({ workers: 1, rememberLines: false });
       expect(await forgetful.read([top])).toEqual(await forgetful.read([top]));
       expect(forgetful.linesRecognised).toBe(2 * once);
-      await forgetful.dispose();
     } finally {
-      await fresh.dispose();
+      await Promise.all([fresh.dispose(), unseen.dispose(), forgetful.dispose()]);
     }
   });
 

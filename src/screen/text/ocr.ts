@@ -7,12 +7,13 @@
  *   await ocr.dispose();
  *
  * Per image: line boxes from the detector, each line recognised (ocr_engine.ts) unless the same
- * pixels were read before (ocr_lines.ts), lines in reading order (ocr_order.ts). onnxruntime-node runs an inference synchronously on the thread that calls
- * it, and one recogniser run per line is too small for its intra-op threads to share well (two
- * processes of one thread each read 2× faster than one process of two in our bench), so with
- * `workers` > 1 the engine runs on worker threads of one onnxruntime thread each: every image is
- * detected on some worker, and its lines are shared between the workers by their width, so one
- * screenshot (a `predict` request) is read by every core and a batch keeps every core busy.
+ * pixels were read before (ocr_lines.ts), lines in reading order (ocr_order.ts). onnxruntime-node
+ * runs an inference synchronously on the thread that calls it, and one recogniser run per line is
+ * too small for its intra-op threads to share well (two processes of one thread each read 2×
+ * faster than one process of two in our bench), so with `workers` > 1 the engine runs on worker
+ * threads of one onnxruntime thread each: every image is detected on some worker, and its lines
+ * are shared between the workers by their width, so one screenshot (a `predict` request) is read
+ * by every core and a batch keeps every core busy.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -219,8 +220,8 @@ export class OcrReader implements TextReader {
   private async readOne(rgb: RawImage, batch: number): Promise<ScreenText[]> {
     const boxes = await this.runner.detect(rgb);
     const lines = readingOrder(boxes).map((i) => boxes[i]!);
-    const keys = lines.map((b) => lineKey(rgb, b));
-    const decoded: (Decoded | undefined)[] = keys.map((k) => (this.opts.rememberLines ? this.lines.get(k) : undefined));
+    const keys = this.opts.rememberLines ? lines.map((b) => lineKey(rgb, b)) : null;
+    const decoded: (Decoded | undefined)[] = lines.map((_, i) => (keys ? this.lines.get(keys[i]!) : undefined));
     const todo = lines.flatMap((_, i) => (decoded[i] ? [] : [i]));
     const runs = shareLines(todo.map((i) => lineCost(lines[i]!)), Math.max(1, Math.floor(this.runner.lanes / batch))).map((run) => run.map((k) => todo[k]!));
     const read = await Promise.all(runs.map((run) => (run.length ? this.runner.recognise(rgb, run.map((i) => lines[i]!)) : Promise.resolve([]))));
@@ -228,7 +229,7 @@ export class OcrReader implements TextReader {
     this.recognised += fresh.length;
     runs.flat().forEach((i, k) => {
       decoded[i] = fresh[k]!;
-      this.lines.set(keys[i]!, fresh[k]!);
+      if (keys) this.lines.set(keys[i]!, fresh[k]!);
     });
     const texts: ScreenText[] = [];
     lines.forEach((b, i) => {
