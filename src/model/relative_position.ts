@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { BoundedMap } from '../util/bounded_map.js';
 
 /**
  * T5's relative position bucket (HF `T5Attention._relative_position_bucket`), for
@@ -32,8 +33,7 @@ export function relativePositionBucket(
   return buckets + Math.min(maxExact + Math.trunc(scaled), numBuckets - 1);
 }
 
-const bucketCache = new Map<string, Int32Array>();
-const BUCKET_CACHE_LIMIT = 256;
+const bucketCache = new BoundedMap<string, Int32Array>(256);
 
 /**
  * Bucket index for every (query, key) pair, row-major [queryLength, keyLength]. Query i sits at
@@ -57,7 +57,6 @@ export function bucketMatrix(
       out[i * keyLength + j] = relativePositionBucket(j - (queryOffset + i), bidirectional, numBuckets, maxDistance);
     }
   }
-  if (bucketCache.size >= BUCKET_CACHE_LIMIT) bucketCache.delete(bucketCache.keys().next().value as string);
   bucketCache.set(key, out);
   return out;
 }

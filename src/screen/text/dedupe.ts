@@ -4,6 +4,7 @@
  * per rendered page), and OCR costs about a second a screen where hashing costs milliseconds.
  */
 import { createHash } from 'node:crypto';
+import { BoundedMap } from '../../util/bounded_map.js';
 import type { RawImage } from '../types.js';
 import type { ScreenText, TextReader } from './types.js';
 
@@ -16,7 +17,7 @@ function screenKey(img: RawImage): string {
 
 export class DedupeReader implements TextReader {
   readonly id: string;
-  private readonly seen = new Map<string, ScreenText[]>();
+  private readonly seen = new BoundedMap<string, ScreenText[]>(REMEMBERED);
 
   constructor(private readonly inner: TextReader) {
     this.id = inner.id;
@@ -29,14 +30,9 @@ export class DedupeReader implements TextReader {
     const read = todo.length > 0 ? await this.inner.read(todo.map((k) => images[keys.indexOf(k)]!)) : [];
     todo.forEach((k, i) => {
       found.set(k, read[i]!);
-      this.remember(k, read[i]!);
+      this.seen.set(k, read[i]!);
     });
     return keys.map((k) => found.get(k)!.map((t) => ({ ...t, box: [...t.box] as ScreenText['box'] })));
-  }
-
-  private remember(key: string, texts: ScreenText[]): void {
-    if (this.seen.size >= REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
-    this.seen.set(key, texts);
   }
 
   dispose(): Promise<void> | void {

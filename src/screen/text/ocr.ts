@@ -25,10 +25,11 @@ import type { DbParams } from './ocr_detect.js';
 import { toRgb, type PixelBox } from './ocr_image.js';
 import { loadCharacters, resolveModelPaths } from './ocr_models.js';
 import { inkBreaks, lineInk } from './ocr_ink.js';
-import { LineMemo, lineKey } from './ocr_lines.js';
+import { REMEMBERED_LINES, lineKey } from './ocr_lines.js';
 import { readingOrder } from './ocr_order.js';
 import { cleanLine, splitLine, type BatchLimits, type Decoded } from './ocr_recognize.js';
 import type { Answer, OcrWorkerData } from './ocr_worker.js';
+import { BoundedMap } from '../../util/bounded_map.js';
 import { InputError } from '../../util/errors.js';
 import type { ScreenText, TextReader } from './types.js';
 
@@ -174,7 +175,7 @@ export function shareLines(costs: readonly number[], k: number): number[][] {
 
 export class OcrReader implements TextReader {
   readonly id: string;
-  private readonly lines = new LineMemo();
+  private readonly lines = new BoundedMap<string, Decoded>(REMEMBERED_LINES);
   private recognised = 0;
 
   private constructor(

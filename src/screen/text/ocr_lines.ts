@@ -9,10 +9,9 @@
 import { createHash } from 'node:crypto';
 import type { RawImage } from '../types.js';
 import type { PixelBox } from './ocr_image.js';
-import type { Decoded } from './ocr_recognize.js';
 
-/** Lines remembered; the oldest is forgotten first. */
-const REMEMBERED = 20_000;
+/** Lines an OcrReader remembers; the oldest is forgotten first. */
+export const REMEMBERED_LINES = 20_000;
 
 /** A key for the RGB pixels of `box` in `rgb` (row by row) and the box's size. */
 export function lineKey(rgb: RawImage, box: PixelBox): string {
@@ -20,17 +19,4 @@ export function lineKey(rgb: RawImage, box: PixelBox): string {
   const stride = rgb.width * rgb.channels;
   for (let y = box.y0; y < box.y1; y++) h.update(rgb.data.subarray(y * stride + box.x0 * rgb.channels, y * stride + box.x1 * rgb.channels));
   return h.digest('base64');
-}
-
-export class LineMemo {
-  private readonly seen = new Map<string, Decoded>();
-
-  get(key: string): Decoded | undefined {
-    return this.seen.get(key);
-  }
-
-  set(key: string, line: Decoded): void {
-    if (this.seen.size >= REMEMBERED) this.seen.delete(this.seen.keys().next().value!);
-    this.seen.set(key, line);
-  }
 }
