@@ -19,6 +19,7 @@ import {
 } from './builtin/local.js';
 import { accumulatePairs, pairFeatures, PAIR_FEATURES } from './builtin/pairs.js';
 import { POSITION_FEATURES, positionTable } from './builtin/position.js';
+import { reduceLinear } from './builtin/reduce.js';
 import { ROW_FEATURES, rowFeatures } from './builtin/row.js';
 
 /**
@@ -161,10 +162,13 @@ export function checkRawImage(img: RawImage, what: string): void {
  * Resizes any screen (1–2 channels grey, 3–4 RGB; alpha dropped) to its fine RGB image, keeping
  * the aspect (see builtinGeometry). libvips shrinks by whole factors with a box filter, then
  * finishes with a linear kernel: a local kernel (not lanczos) keeps a pixel's influence within
- * ~2 output pixels.
+ * ~2 output pixels. Shrinks below 4 of RGB screens take reduce.ts's copy of that arithmetic, the
+ * same bytes without a libvips call.
  */
 export async function resizeForBuiltin(img: RawImage): Promise<{ fine: Uint8Array; geometry: ScreenGeometry }> {
   const geometry = builtinGeometry(img);
+  const reduced = reduceLinear(img, geometry.fineWidth, geometry.fineHeight);
+  if (reduced) return { fine: reduced, geometry };
   const buf = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels as 1 | 2 | 3 | 4 } })
     .removeAlpha()
     .toColourspace('srgb')

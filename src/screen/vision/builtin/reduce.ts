@@ -1,0 +1,168 @@
+/**
+ * The built-in encoder's shrink, byte for byte what sharp (libvips) gives for
+ * `.resize(w, h, { fit: 'fill', kernel: 'linear' })` of a 3-channel image that shrinks on both
+ * axes by less than 4 (every synthetic screen, and web pages captured at CSS resolution).
+ *
+ * Written by hand because a libvips call costs ~1.3 ms of CPU for a 160×320 screen (a call that
+ * copies the image unchanged costs ~0.55 ms of it), against ~2.3 ms for all the features and
+ * ~0.65 ms for this; `data prepare` of synthetic screens spends a tenth less CPU a screen without
+ * it. This is the arithmetic of libvips 8.18's reducev then reduceh (their uchar vector paths),
+ * integer once the masks are made, so it gives libvips's bytes exactly; tests/reduce.test.ts holds
+ * it to sharp's output on many sizes (and would catch a libvips that computes otherwise). Anything
+ * else (enlarging, a shrink of 4 or more, which libvips starts with a box shrink, other channel
+ * counts) returns null and goes to sharp.
+ *
+ * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (its default gap 2):
+ * - output size round(size / shrink); `offset` = (1 + out·shrink − size)/2 − 1 centres the output;
+ * - a mask of n = 2·rint(shrink) + 1 taps of the linear kernel stretched by `shrink` (triangle of
+ *   half-width `shrink`), normalised to sum 1, for each of 65 sub-pixel phases (1/64 pixel), each
+ *   tap truncated to a 12-bit fixed-point short;
+ * - the input padded by copying its edge pixels, ceil(n/2) − 1 before and the rest after;
+ * - output pixel o reads n pixels from position P = (o + 0.5)·shrink − 0.5 − offset of the padded
+ *   input with the mask of P's phase (rounded to 1/64 from P's 1/128ths), and writes
+ *   clamp((2048 + Σ k_i·p_i) >> 12, 0, 255).
+ */
+
+import type { RawImage } from '../../types.js';
+import { BoundedMap } from '../../../util/bounded_map.js';
+
+const PHASES = 64; // VIPS_TRANSFORM_SCALE
+const SHIFT = 12; // VIPS_INTERPOLATE_SHIFT
+const ONE = 1 << SHIFT;
+/** Added before the shift: round to nearest. */
+const HALF = ONE >> 1;
+/** vips_resize's default gap: a shrink of at least twice it starts with an integer box shrink, which is not done here. */
+const GAP = 2;
+
+/** One axis's reduce: output pixel o reads input pixels index[o·taps + i] (edges copied) with weights weight[o·taps + i]. */
+interface AxisPlan {
+  taps: number;
+  out: number;
+  index: Int32Array;
+  weight: Int32Array;
+}
+
+/** rint: round half to even, as C's default rounding mode does. */
+function rint(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+function phaseMasks(taps: number, shrink: number): Int16Array[] {
+  return Array.from({ length: PHASES + 1 }, (_, phase) => {
+    const x = phase / PHASES; // (float) phase / 64 in libvips: exact either way
+    const half = x + taps / 2 - 1;
+    // Divided, not multiplied by 1/shrink: the two round apart, and a tap of exactly 1024/4096 would truncate to 1023.
+    const c = Array.from({ length: taps }, (_, i) => Math.max(0, 1 - Math.abs((i - half) / shrink)));
+    const sum = c.reduce((a, b) => a + b, 0);
+    return Int16Array.from(c, (v) => Math.trunc((v / sum) * ONE));
+  });
+}
+
+/**
+ * The reduce of `size` input pixels by `shrink` to `out` pixels; null where libvips would do
+ * something else (no reduce on this axis is the identity, handled by the caller).
+ */
+function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
+  if (Math.trunc(size / shrink + 0.5) !== out) return null;
+  if (Math.max(1, Math.floor(size / out / GAP)) > 1) return null;
+  const taps = 2 * rint(shrink) + 1;
+  const pad = Math.ceil(taps / 2) - 1;
+  const offset = (1 + (out * shrink - size)) / 2 - 1;
+  const phases = phaseMasks(taps, shrink);
+  const index = new Int32Array(out * taps);
+  const weight = new Int32Array(out * taps);
+  // libvips steps P by adding `shrink` from the first pixel of each region it computes; from 0 here, which the tests find the same.
+  let p = 0.5 * shrink - 0.5 - offset;
+  for (let o = 0; o < out; o++, p += shrink) {
+    const mask = phases[((Math.trunc(p * PHASES * 2) & (PHASES * 2 - 1)) + 1) >> 1]!;
+    for (let i = 0; i < taps; i++) {
+      index[o * taps + i] = Math.min(size - 1, Math.max(0, Math.trunc(p) - pad + i));
+      weight[o * taps + i] = mask[i]!;
+    }
+  }
+  return { taps, out, index, weight };
+}
+
+/** Plans by (size, shrink, out): a bulk run sees a few screen sizes over and over. */
+const plans = new BoundedMap<string, AxisPlan | null>(64);
+
+function axis(size: number, shrink: number, out: number): AxisPlan | null {
+  const key = `${size}/${shrink}/${out}`;
+  let plan = plans.get(key);
+  if (plan === undefined) plans.set(key, (plan = planAxis(size, shrink, out)));
+  return plan;
+}
+
+/*
+ * The two passes below spell out three taps (every shrink below 1.5: the synthetic screens), which
+ * V8 runs ~2.5× faster than the loop over taps that serves the rest. libvips packs the sum with
+ * saturation; here no sum can leave 0–255 (the weights are ≥ 0 and sum to at most 4096, so at most
+ * (2048 + 4096·255) >> 12 = 255), so plain byte stores give the same.
+ */
+
+/** Rows reduced: rows of `rowBytes` bytes → plan.out rows. */
+function reduceRows(src: Uint8Array, rowBytes: number, plan: AxisPlan): Uint8Array {
+  const out = new Uint8Array(plan.out * rowBytes);
+  const { taps, index, weight } = plan;
+  for (let o = 0; o < plan.out; o++) {
+    const at = o * rowBytes;
+    const k = o * taps;
+    if (taps === 3) {
+      const r0 = index[k]! * rowBytes, r1 = index[k + 1]! * rowBytes, r2 = index[k + 2]! * rowBytes;
+      const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
+      for (let b = 0; b < rowBytes; b++) out[at + b] = (HALF + w0 * src[r0 + b]! + w1 * src[r1 + b]! + w2 * src[r2 + b]!) >> SHIFT;
+      continue;
+    }
+    for (let b = 0; b < rowBytes; b++) {
+      let sum = HALF;
+      for (let i = k; i < k + taps; i++) sum += weight[i]! * src[index[i]! * rowBytes + b]!;
+      out[at + b] = sum >> SHIFT;
+    }
+  }
+  return out;
+}
+
+/** Columns of 3-byte pixels reduced: rows of `width` pixels → plan.out pixels. */
+function reduceColumns(src: Uint8Array, width: number, height: number, plan: AxisPlan): Uint8Array {
+  const out = new Uint8Array(plan.out * height * 3);
+  const { taps, index, weight } = plan;
+  let q = 0;
+  for (let y = 0; y < height; y++) {
+    const row = y * width * 3;
+    for (let o = 0; o < plan.out; o++) {
+      const k = o * taps;
+      if (taps === 3) {
+        const a0 = row + index[k]! * 3, a1 = row + index[k + 1]! * 3, a2 = row + index[k + 2]! * 3;
+        const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
+        out[q++] = (HALF + w0 * src[a0]! + w1 * src[a1]! + w2 * src[a2]!) >> SHIFT;
+        out[q++] = (HALF + w0 * src[a0 + 1]! + w1 * src[a1 + 1]! + w2 * src[a2 + 1]!) >> SHIFT;
+        out[q++] = (HALF + w0 * src[a0 + 2]! + w1 * src[a1 + 2]! + w2 * src[a2 + 2]!) >> SHIFT;
+        continue;
+      }
+      for (let c = 0; c < 3; c++) {
+        let sum = HALF;
+        for (let i = k; i < k + taps; i++) sum += weight[i]! * src[row + index[i]! * 3 + c]!;
+        out[q++] = sum >> SHIFT;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * `img` (3 channels) shrunk to outWidth × outHeight as sharp's linear resize gives it, or null where
+ * this does not apply (then use sharp).
+ */
+export function reduceLinear(img: RawImage, outWidth: number, outHeight: number): Uint8Array | null {
+  const { data, width, height, channels } = img;
+  if (channels !== 3 || outWidth > width || outHeight > height) return null;
+  // sharp asks vips_resize for scale 1/(width/outWidth); libvips's reduce takes the reciprocal again.
+  const hshrink = 1 / (1 / (width / outWidth));
+  const vshrink = 1 / (1 / (height / outHeight));
+  const vertical = vshrink === 1 ? null : axis(height, vshrink, outHeight);
+  const horizontal = hshrink === 1 ? null : axis(width, hshrink, outWidth);
+  if ((vshrink !== 1 && !vertical) || (hshrink !== 1 && !horizontal)) return null;
+  const tall = vertical ? reduceRows(data, width * channels, vertical) : data;
+  return horizontal ? reduceColumns(tall, width, outHeight, horizontal) : tall === data ? new Uint8Array(data) : tall;
+}

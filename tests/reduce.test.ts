@@ -1,0 +1,91 @@
+import fc from 'fast-check';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import type { RawImage } from '../src/screen/types.js';
+import { builtinGeometry } from '../src/screen/vision/builtin.js';
+import { reduceLinear } from '../src/screen/vision/builtin/reduce.js';
+
+/** What the built-in encoder asked libvips for before reduce.ts: the reference bytes. */
+async function viaSharp(img: RawImage, width: number, height: number): Promise<Uint8Array> {
+  const buf = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels as 3 } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer();
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
+}
+
+/** A deterministic image: random bytes, black/white noise or hard stripes (sharp edges are where rounding shows). */
+function image(width: number, height: number, kind: 'noise' | 'binary' | 'stripes', seed: number): RawImage {
+  let s = seed;
+  const rnd = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const data = new Uint8Array(width * height * 3);
+  for (let i = 0; i < data.length; i++) {
+    const x = Math.floor(i / 3) % width;
+    data[i] = kind === 'noise' ? Math.floor(rnd() * 256) : kind === 'binary' ? (rnd() < 0.5 ? 0 : 255) : x % 5 < 2 ? 250 : 8;
+  }
+  return { width, height, channels: 3, data };
+}
+
+describe('reduceLinear: libvips linear reduce, byte for byte', () => {
+  // Shrinks giving 3 taps (the synthetic screens: 160, 144 and 180 px wide), 5 (exactly 2 and 2.5, rint's
+  // half-to-even), 7 (web pages at CSS size, 412 and 360 px wide) and 9 (just under 4); rows alone and columns alone.
+  const cases: [number, number, number, number][] = [
+    [160, 320, 128, 256],
+    [144, 320, 128, 284],
+    [180, 400, 128, 284],
+    [256, 568, 128, 284],
+    [320, 710, 128, 284],
+    [412, 915, 128, 284],
+    [360, 800, 128, 284],
+    [500, 1100, 128, 284],
+    [412, 284, 128, 284],
+    [128, 915, 128, 284],
+  ];
+  for (const [w, h, ow, oh] of cases) {
+    it(`${w}×${h} → ${ow}×${oh} equals sharp`, async () => {
+      for (const kind of ['noise', 'binary', 'stripes'] as const) {
+        const img = image(w, h, kind, w * 31 + h);
+        const mine = reduceLinear(img, ow, oh);
+        expect(mine, kind).not.toBeNull();
+        expect(Buffer.compare(Buffer.from(mine!), Buffer.from(await viaSharp(img, ow, oh))), kind).toBe(0);
+      }
+    });
+  }
+
+  it('equals sharp at the built-in encoder geometry of random screen sizes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 129, max: 500 }), fc.double({ min: 1.01, max: 2.4, noNaN: true }), fc.integer({ min: 1, max: 1000 }), async (w, aspect, seed) => {
+        const img = image(w, Math.round(w * aspect), 'noise', seed);
+        const g = builtinGeometry(img);
+        const mine = reduceLinear(img, g.fineWidth, g.fineHeight);
+        expect(mine).not.toBeNull();
+        expect(Buffer.compare(Buffer.from(mine!), Buffer.from(await viaSharp(img, g.fineWidth, g.fineHeight)))).toBe(0);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('leaves to sharp what it does not do: enlarging, a shrink of 4 or more, other channel counts', () => {
+    expect(reduceLinear(image(100, 200, 'noise', 1), 128, 256)).toBeNull();
+    expect(reduceLinear(image(1080, 2400, 'noise', 1), 128, 284)).toBeNull();
+    expect(reduceLinear({ width: 160, height: 320, channels: 4, data: new Uint8Array(160 * 320 * 4) }, 128, 256)).toBeNull();
+  });
+
+  it('copies an image already at the size, as a resize to its own size does', () => {
+    const img = image(128, 256, 'noise', 3);
+    const out = reduceLinear(img, 128, 256)!;
+    expect(out).toEqual(img.data);
+    expect(out.buffer).not.toBe(img.data.buffer);
+  });
+
+  it('keeps a flat image flat and averages a sharp edge by its distance', () => {
+    const flat = { width: 160, height: 320, channels: 3, data: new Uint8Array(160 * 320 * 3).fill(77) };
+    expect(new Set(reduceLinear(flat, 128, 256))).toEqual(new Set([77]));
+    // Left half white, right half black: the output's edge column lies between, the rest stay pure.
+    const edge = { width: 160, height: 2, channels: 3, data: new Uint8Array(160 * 2 * 3).map((_, i) => (Math.floor(i / 3) % 160 < 80 ? 255 : 0)) };
+    const row = Array.from(reduceLinear(edge, 128, 2)!.subarray(0, 128 * 3).filter((_, i) => i % 3 === 0));
+    expect(row.slice(0, 62).every((v) => v >= 254)).toBe(true);
+    expect(row.slice(66).every((v) => v === 0)).toBe(true);
+    expect(row.slice(62, 66).some((v) => v > 0 && v < 255)).toBe(true);
+  });
+});
