@@ -1,18 +1,20 @@
 /**
  * The built-in encoder's shrink, byte for byte what sharp (libvips) gives for
- * `.resize(w, h, { fit: 'fill', kernel: 'linear' })` of a 3-channel image that shrinks on both
- * axes by less than 4 (every synthetic screen, and web pages captured at CSS resolution).
+ * `.resize(w, h, { fit: 'fill', kernel: 'linear' })` of a 3-channel image that shrinks on each
+ * axis by less than 1.5 (every synthetic screen: 144–180 px wide onto the encoder's 128).
  *
- * Written by hand because a libvips call costs ~1.3 ms of CPU for a 160×320 screen (a call that
- * copies the image unchanged costs ~0.55 ms of it), against ~2.3 ms for all the features and
+ * Written by hand because a libvips call costs ~1.0–1.3 ms of CPU for a 160×320 screen (a call
+ * that copies the image unchanged costs ~0.55 ms of it), against ~2.3 ms for all the features and
  * ~0.65 ms for this; `data prepare` of synthetic screens spends a tenth less CPU a screen without
  * it. This is the arithmetic of libvips 8.18's reducev then reduceh (their uchar vector paths),
  * integer once the masks are made, so it gives libvips's bytes exactly; tests/reduce.test.ts holds
- * it to sharp's output on many sizes (and would catch a libvips that computes otherwise). Anything
- * else (enlarging, a shrink of 4 or more, which libvips starts with a box shrink, other channel
- * counts) returns null and goes to sharp.
+ * it to sharp's output on many sizes (and would catch a libvips that computes otherwise). A shrink
+ * of 1.5 or more reads 5 or more taps, where libvips's vector code wins (a 412×915 page: 1.1 ms
+ * against ~8 in JavaScript); such shrinks, enlarging and other channel counts return null and go
+ * to sharp.
  *
- * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (its default gap 2):
+ * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (< 4: below its
+ * default gap of 2, doubled, there is no box shrink first):
  * - output size round(size / shrink); `offset` = (1 + out·shrink − size)/2 − 1 centres the output;
  * - a mask of n = 2·rint(shrink) + 1 taps of the linear kernel stretched by `shrink` (triangle of
  *   half-width `shrink`), normalised to sum 1, for each of 65 sub-pixel phases (1/64 pixel), each
@@ -31,12 +33,11 @@ const SHIFT = 12; // VIPS_INTERPOLATE_SHIFT
 const ONE = 1 << SHIFT;
 /** Added before the shift: round to nearest. */
 const HALF = ONE >> 1;
-/** vips_resize's default gap: a shrink of at least twice it starts with an integer box shrink, which is not done here. */
-const GAP = 2;
+/** The taps of every shrink below 1.5, the only ones done here (2·rint(shrink) + 1). */
+const TAPS = 3;
 
-/** One axis's reduce: output pixel o reads input pixels index[o·taps + i] (edges copied) with weights weight[o·taps + i]. */
+/** One axis's reduce: output pixel o reads input pixels index[3o + i] (edges copied) with weights weight[3o + i]. */
 interface AxisPlan {
-  taps: number;
   out: number;
   index: Int32Array;
   weight: Int32Array;
@@ -60,13 +61,13 @@ function phaseMasks(taps: number, shrink: number): Int16Array[] {
 }
 
 /**
- * The reduce of `size` input pixels by `shrink` to `out` pixels; null where libvips would do
- * something else (no reduce on this axis is the identity, handled by the caller).
+ * The reduce of `size` input pixels by `shrink` to `out` pixels; null for shrinks this leaves to
+ * sharp, or a size libvips would round otherwise (no reduce on an axis is the identity, handled by
+ * the caller).
  */
 function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
-  if (Math.trunc(size / shrink + 0.5) !== out) return null;
-  if (Math.max(1, Math.floor(size / out / GAP)) > 1) return null;
   const taps = 2 * rint(shrink) + 1;
+  if (taps !== TAPS || Math.trunc(size / shrink + 0.5) !== out) return null;
   const pad = Math.ceil(taps / 2) - 1;
   const offset = (1 + (out * shrink - size)) / 2 - 1;
   const phases = phaseMasks(taps, shrink);
@@ -81,7 +82,7 @@ function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
       weight[o * taps + i] = mask[i]!;
     }
   }
-  return { taps, out, index, weight };
+  return { out, index, weight };
 }
 
 /** Plans by (size, shrink, out): a bulk run sees a few screen sizes over and over. */
@@ -95,56 +96,34 @@ function axis(size: number, shrink: number, out: number): AxisPlan | null {
 }
 
 /*
- * The two passes below spell out three taps (every shrink below 1.5: the synthetic screens), which
- * V8 runs ~2.5× faster than the loop over taps that serves the rest. libvips packs the sum with
- * saturation; here no sum can leave 0–255 (the weights are ≥ 0 and sum to at most 4096, so at most
- * (2048 + 4096·255) >> 12 = 255), so plain byte stores give the same.
+ * Both passes: libvips packs each sum with saturation; here no sum can leave 0–255 (the weights are
+ * ≥ 0 and sum to at most 4096, so at most (2048 + 4096·255) >> 12 = 255), so plain byte stores give
+ * the same.
  */
 
 /** Rows reduced: rows of `rowBytes` bytes → plan.out rows. */
-function reduceRows(src: Uint8Array, rowBytes: number, plan: AxisPlan): Uint8Array {
-  const out = new Uint8Array(plan.out * rowBytes);
-  const { taps, index, weight } = plan;
-  for (let o = 0; o < plan.out; o++) {
-    const at = o * rowBytes;
-    const k = o * taps;
-    if (taps === 3) {
-      const r0 = index[k]! * rowBytes, r1 = index[k + 1]! * rowBytes, r2 = index[k + 2]! * rowBytes;
-      const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
-      for (let b = 0; b < rowBytes; b++) out[at + b] = (HALF + w0 * src[r0 + b]! + w1 * src[r1 + b]! + w2 * src[r2 + b]!) >> SHIFT;
-      continue;
-    }
-    for (let b = 0; b < rowBytes; b++) {
-      let sum = HALF;
-      for (let i = k; i < k + taps; i++) sum += weight[i]! * src[index[i]! * rowBytes + b]!;
-      out[at + b] = sum >> SHIFT;
-    }
+function reduceRows(src: Uint8Array, rowBytes: number, { out: rows, index, weight }: AxisPlan): Uint8Array {
+  const out = new Uint8Array(rows * rowBytes);
+  for (let o = 0, k = 0; o < rows; o++, k += TAPS) {
+    const r0 = index[k]! * rowBytes, r1 = index[k + 1]! * rowBytes, r2 = index[k + 2]! * rowBytes;
+    const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
+    for (let b = 0, at = o * rowBytes; b < rowBytes; b++) out[at + b] = (HALF + w0 * src[r0 + b]! + w1 * src[r1 + b]! + w2 * src[r2 + b]!) >> SHIFT;
   }
   return out;
 }
 
 /** Columns of 3-byte pixels reduced: rows of `width` pixels → plan.out pixels. */
-function reduceColumns(src: Uint8Array, width: number, height: number, plan: AxisPlan): Uint8Array {
-  const out = new Uint8Array(plan.out * height * 3);
-  const { taps, index, weight } = plan;
+function reduceColumns(src: Uint8Array, width: number, height: number, { out: cols, index, weight }: AxisPlan): Uint8Array {
+  const out = new Uint8Array(cols * height * 3);
   let q = 0;
   for (let y = 0; y < height; y++) {
     const row = y * width * 3;
-    for (let o = 0; o < plan.out; o++) {
-      const k = o * taps;
-      if (taps === 3) {
-        const a0 = row + index[k]! * 3, a1 = row + index[k + 1]! * 3, a2 = row + index[k + 2]! * 3;
-        const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
-        out[q++] = (HALF + w0 * src[a0]! + w1 * src[a1]! + w2 * src[a2]!) >> SHIFT;
-        out[q++] = (HALF + w0 * src[a0 + 1]! + w1 * src[a1 + 1]! + w2 * src[a2 + 1]!) >> SHIFT;
-        out[q++] = (HALF + w0 * src[a0 + 2]! + w1 * src[a1 + 2]! + w2 * src[a2 + 2]!) >> SHIFT;
-        continue;
-      }
-      for (let c = 0; c < 3; c++) {
-        let sum = HALF;
-        for (let i = k; i < k + taps; i++) sum += weight[i]! * src[row + index[i]! * 3 + c]!;
-        out[q++] = sum >> SHIFT;
-      }
+    for (let k = 0; k < cols * TAPS; k += TAPS) {
+      const a0 = row + index[k]! * 3, a1 = row + index[k + 1]! * 3, a2 = row + index[k + 2]! * 3;
+      const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
+      out[q++] = (HALF + w0 * src[a0]! + w1 * src[a1]! + w2 * src[a2]!) >> SHIFT;
+      out[q++] = (HALF + w0 * src[a0 + 1]! + w1 * src[a1 + 1]! + w2 * src[a2 + 1]!) >> SHIFT;
+      out[q++] = (HALF + w0 * src[a0 + 2]! + w1 * src[a1 + 2]! + w2 * src[a2 + 2]!) >> SHIFT;
     }
   }
   return out;
