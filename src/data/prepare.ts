@@ -290,15 +290,25 @@ interface PendingRow {
 async function streamRows(episodes: AsyncIterable<AitwEpisode>, splitFor: (id: string) => SplitName | undefined, s: PrepareSettings, st: StreamState): Promise<SplitCounts> {
   const rowCount = zeroCounts();
   let pending: PendingRow[] = [];
-  // One batch encodes (on the encoder's threads) while this thread reads and decodes the next;
-  // batches still finish, and write their rows, in reading order.
-  let inflight: Promise<void> = Promise.resolve();
+  // Batches encode (on the encoder's threads) while this thread reads the next ones and writes the
+  // finished ones, in reading order. Two batches ahead, so the encoder's threads do not wait while
+  // this one writes; one where the texts come from a reader (OCR), which is the bottleneck there.
+  const ahead = typeof s.screenText === 'object' ? 1 : 2;
+  const inflight: Promise<void>[] = [];
+  let written: Promise<void> = Promise.resolve();
   const flush = async () => {
     const batch = pending;
     pending = [];
-    await inflight;
-    inflight = encodeRows(batch, s, st);
-    inflight.catch(() => undefined); // awaited at the next flush; this keeps a failure from going unhandled meanwhile
+    if (batch.length === 0) return;
+    if (inflight.length >= ahead) await inflight.shift();
+    const encoded = encodeBatch(batch, s);
+    const previous = written;
+    // The earlier writes settle first, so a failure surfaces only once no write is under way.
+    written = previous.then(async () => writeRows(batch, await encoded, s, st));
+    // Both are awaited later (a failed batch's own encoding, a later flush or the end); meanwhile a failure is not unhandled.
+    encoded.catch(() => undefined);
+    written.catch(() => undefined);
+    inflight.push(written);
   };
   for await (const ep of episodes) {
     const split = splitFor(ep.episodeId);
@@ -321,7 +331,7 @@ async function streamRows(episodes: AsyncIterable<AitwEpisode>, splitFor: (id: s
     s.onProgress?.(st.progress);
   }
   await flush();
-  await inflight;
+  await written;
   return rowCount;
 }
 
@@ -331,19 +341,21 @@ function noteUnassigned(entry: WorkerSubsetEntry, ep: AitwEpisode): void {
   if (entry.unassigned.examples.length < UNASSIGNED_EXAMPLES) entry.unassigned.examples.push(ep.episodeId);
 }
 
-/** Features for a batch of rows, then each row into its split's writer. A bad screen names its episode and step. */
-async function encodeRows(batch: readonly PendingRow[], s: PrepareSettings, st: StreamState): Promise<void> {
-  if (batch.length === 0) return;
-  let features: Float32Array[];
-  let texts: ScreenText[][];
+/** Features and texts of a batch of rows. A bad screen names its episode and step. */
+async function encodeBatch(batch: readonly PendingRow[], s: PrepareSettings): Promise<{ features: Float32Array[]; texts: ScreenText[][] }> {
   try {
     const images = batch.map((p) => p.step.image);
-    [features, texts] = await Promise.all([s.encoder.encode(images), readTexts(s.screenText ?? 'annotations', batch.map((p) => p.step), images)]);
+    const [features, texts] = await Promise.all([s.encoder.encode(images), readTexts(s.screenText ?? 'annotations', batch.map((p) => p.step), images)]);
+    return { features, texts };
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     const at = batch[Number(/image (\d+) of the batch/.exec(err.message)?.[1] ?? NaN)];
     throw at ? new InputError(err.message.replace(/^.*?: /, ''), `episode ${at.step.episodeId} step ${at.step.stepId} (screen)`) : err;
   }
+}
+
+/** Each row of an encoded batch into its split's writer. */
+async function writeRows(batch: readonly PendingRow[], { features, texts }: { features: Float32Array[]; texts: ScreenText[][] }, s: PrepareSettings, st: StreamState): Promise<void> {
   for (let i = 0; i < batch.length; i++) {
     const { split, index, step, episodeActions } = batch[i]!;
     const row: ShardRow = {
