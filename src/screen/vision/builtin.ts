@@ -162,8 +162,8 @@ export function checkRawImage(img: RawImage, what: string): void {
  * Resizes any screen (1–2 channels grey, 3–4 RGB; alpha dropped) to its fine RGB image, keeping
  * the aspect (see builtinGeometry). libvips shrinks by whole factors with a box filter, then
  * finishes with a linear kernel: a local kernel (not lanczos) keeps a pixel's influence within
- * ~2 output pixels. Shrinks below 4 of RGB screens take reduce.ts's copy of that arithmetic, the
- * same bytes without a libvips call.
+ * ~2 output pixels. RGB screens shrunk by less than 1.5 take reduce.ts's copy of that arithmetic:
+ * the same bytes without a libvips call.
  */
 export async function resizeForBuiltin(img: RawImage): Promise<{ fine: Uint8Array; geometry: ScreenGeometry }> {
   const geometry = builtinGeometry(img);

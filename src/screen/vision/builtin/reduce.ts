@@ -5,7 +5,7 @@
  *
  * Written by hand because a libvips call costs ~1.0–1.3 ms of CPU for a 160×320 screen (a call
  * that copies the image unchanged costs ~0.55 ms of it), against ~2.3 ms for all the features and
- * ~0.65 ms for this; `data prepare` of synthetic screens spends a tenth less CPU a screen without
+ * ~0.65 ms for this; `data prepare` of synthetic screens spends ~7 % less CPU a screen without
  * it. This is the arithmetic of libvips 8.18's reducev then reduceh (their uchar vector paths),
  * integer once the masks are made, so it gives libvips's bytes exactly; tests/reduce.test.ts holds
  * it to sharp's output on many sizes (and would catch a libvips that computes otherwise). A shrink
@@ -13,8 +13,8 @@
  * against ~8 in JavaScript); such shrinks, enlarging and other channel counts return null and go
  * to sharp.
  *
- * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (< 4: below its
- * default gap of 2, doubled, there is no box shrink first):
+ * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (below twice its
+ * default gap of 2, so with no box shrink first):
  * - output size round(size / shrink); `offset` = (1 + out·shrink − size)/2 − 1 centres the output;
  * - a mask of n = 2·rint(shrink) + 1 taps of the linear kernel stretched by `shrink` (triangle of
  *   half-width `shrink`), normalised to sum 1, for each of 65 sub-pixel phases (1/64 pixel), each
