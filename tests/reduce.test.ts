@@ -28,9 +28,12 @@ function image(width: number, height: number, kind: 'noise' | 'binary' | 'stripe
 
 describe('reduceLinear: libvips linear reduce, byte for byte', () => {
   // The synthetic screens' shrinks (160, 144 and 180 px wide), the largest below 1.5, widths whose masks round
-  // apart if the kernel multiplies by 1/shrink instead of dividing (136, 150), rows alone and columns alone.
+  // apart if the kernel multiplies by 1/shrink instead of dividing (136, 150), heights whose row positions round
+  // apart unless they restart every 16 rows as libvips's strips do (193, 233 → 192), rows alone and columns alone.
   const cases: [number, number, number, number][] = [
     [160, 320, 128, 256],
+    [129, 193, 128, 192],
+    [156, 233, 128, 192],
     [136, 300, 128, 282],
     [150, 330, 128, 282],
     [144, 320, 128, 284],
@@ -56,10 +59,11 @@ describe('reduceLinear: libvips linear reduce, byte for byte', () => {
         const img = image(w, Math.round(w * aspect), 'noise', seed);
         const g = builtinGeometry(img);
         const mine = reduceLinear(img, g.fineWidth, g.fineHeight);
-        expect(mine).not.toBeNull();
-        expect(Buffer.compare(Buffer.from(mine!), Buffer.from(await viaSharp(img, g.fineWidth, g.fineHeight)))).toBe(0);
+        // Left to sharp only where an axis shrinks by 1.5 or more (five taps).
+        if (mine === null) expect(Math.max(img.width / g.fineWidth, img.height / g.fineHeight)).toBeGreaterThanOrEqual(1.5);
+        else expect(Buffer.compare(Buffer.from(mine), Buffer.from(await viaSharp(img, g.fineWidth, g.fineHeight)))).toBe(0);
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 
@@ -71,10 +75,11 @@ describe('reduceLinear: libvips linear reduce, byte for byte', () => {
     expect(reduceLinear({ width: 160, height: 320, channels: 4, data: new Uint8Array(160 * 320 * 4) }, 128, 256)).toBeNull();
   });
 
-  it('copies an image already at the size, as a resize to its own size does', () => {
+  it('copies an image already at the size, as a resize to its own size does', async () => {
     const img = image(128, 256, 'noise', 3);
     const out = reduceLinear(img, 128, 256)!;
     expect(out).toEqual(img.data);
+    expect(Buffer.compare(Buffer.from(out), Buffer.from(await viaSharp(img, 128, 256)))).toBe(0);
     expect(out.buffer).not.toBe(img.data.buffer);
   });
 

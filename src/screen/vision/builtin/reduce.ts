@@ -61,11 +61,19 @@ function phaseMasks(taps: number, shrink: number): Int16Array[] {
 }
 
 /**
- * The reduce of `size` input pixels by `shrink` to `out` pixels; null for shrinks this leaves to
- * sharp, or a size libvips would round otherwise (no reduce on an axis is the identity, handled by
- * the caller).
+ * libvips computes an image in strips of 16 rows (its "fat strip", whatever its thread count: sharp's
+ * output is the same at 1–16 threads) and the whole width. Within a strip it steps P by adding
+ * `shrink` to its value at the strip's first pixel, so rounding restarts there: every 16 rows down,
+ * never across. Stepping from 0 over the whole height differs on some shrinks (129×193 → 128×192).
  */
-function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
+const STRIP_ROWS = 16;
+
+/**
+ * The reduce of `size` input pixels by `shrink` to `out` pixels, P recomputed every `restart`
+ * output pixels; null for shrinks this leaves to sharp, or a size libvips would round otherwise (no
+ * reduce on an axis is the identity, handled by the caller).
+ */
+function planAxis(size: number, shrink: number, out: number, restart: number): AxisPlan | null {
   const taps = 2 * rint(shrink) + 1;
   if (taps !== TAPS || Math.trunc(size / shrink + 0.5) !== out) return null;
   const pad = Math.ceil(taps / 2) - 1;
@@ -73,9 +81,9 @@ function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
   const phases = phaseMasks(taps, shrink);
   const index = new Int32Array(out * taps);
   const weight = new Int32Array(out * taps);
-  // libvips steps P by adding `shrink` from the first pixel of each region it computes; from 0 here, which the tests find the same.
-  let p = 0.5 * shrink - 0.5 - offset;
-  for (let o = 0; o < out; o++, p += shrink) {
+  let p = 0;
+  for (let o = 0; o < out; o++) {
+    p = o % restart === 0 ? (o + 0.5) * shrink - 0.5 - offset : p + shrink;
     const mask = phases[((Math.trunc(p * PHASES * 2) & (PHASES * 2 - 1)) + 1) >> 1]!;
     for (let i = 0; i < taps; i++) {
       index[o * taps + i] = Math.min(size - 1, Math.max(0, Math.trunc(p) - pad + i));
@@ -85,13 +93,13 @@ function planAxis(size: number, shrink: number, out: number): AxisPlan | null {
   return { out, index, weight };
 }
 
-/** Plans by (size, shrink, out): a bulk run sees a few screen sizes over and over. */
+/** Plans by axis and (size, shrink, out): a bulk run sees a few screen sizes over and over. */
 const plans = new BoundedMap<string, AxisPlan | null>(64);
 
-function axis(size: number, shrink: number, out: number): AxisPlan | null {
-  const key = `${size}/${shrink}/${out}`;
+function axis(along: 'rows' | 'columns', size: number, shrink: number, out: number): AxisPlan | null {
+  const key = `${along}/${size}/${shrink}/${out}`;
   let plan = plans.get(key);
-  if (plan === undefined) plans.set(key, (plan = planAxis(size, shrink, out)));
+  if (plan === undefined) plans.set(key, (plan = planAxis(size, shrink, out, along === 'rows' ? STRIP_ROWS : Infinity)));
   return plan;
 }
 
@@ -139,8 +147,8 @@ export function reduceLinear(img: RawImage, outWidth: number, outHeight: number)
   // sharp asks vips_resize for scale 1/(width/outWidth); libvips's reduce takes the reciprocal again.
   const hshrink = 1 / (1 / (width / outWidth));
   const vshrink = 1 / (1 / (height / outHeight));
-  const vertical = vshrink === 1 ? null : axis(height, vshrink, outHeight);
-  const horizontal = hshrink === 1 ? null : axis(width, hshrink, outWidth);
+  const vertical = vshrink === 1 ? null : axis('rows', height, vshrink, outHeight);
+  const horizontal = hshrink === 1 ? null : axis('columns', width, hshrink, outWidth);
   if ((vshrink !== 1 && !vertical) || (hshrink !== 1 && !horizontal)) return null;
   const tall = vertical ? reduceRows(data, width * channels, vertical) : data;
   return horizontal ? reduceColumns(tall, width, outHeight, horizontal) : tall === data ? new Uint8Array(data) : tall;
