@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { RawImage } from '../src/screen/types.js';
 import { builtinGeometry } from '../src/screen/vision/builtin.js';
 import { reduceLinear } from '../src/screen/vision/builtin/reduce.js';
+import { Rng } from '../src/util/rng.js';
 
 /** What the built-in encoder asked libvips for before reduce.ts: the reference bytes. */
 async function viaSharp(img: RawImage, width: number, height: number): Promise<Uint8Array> {
@@ -16,12 +17,11 @@ async function viaSharp(img: RawImage, width: number, height: number): Promise<U
 
 /** A deterministic image: random bytes, black/white noise or hard stripes (sharp edges are where rounding shows). */
 function image(width: number, height: number, kind: 'noise' | 'binary' | 'stripes', seed: number): RawImage {
-  let s = seed;
-  const rnd = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rng = Rng.from('reduce-test', seed);
   const data = new Uint8Array(width * height * 3);
   for (let i = 0; i < data.length; i++) {
     const x = Math.floor(i / 3) % width;
-    data[i] = kind === 'noise' ? Math.floor(rnd() * 256) : kind === 'binary' ? (rnd() < 0.5 ? 0 : 255) : x % 5 < 2 ? 250 : 8;
+    data[i] = kind === 'noise' ? rng.int(0, 255) : kind === 'binary' ? (rng.chance(0.5) ? 0 : 255) : x % 5 < 2 ? 250 : 8;
   }
   return { width, height, channels: 3, data };
 }

@@ -33,8 +33,9 @@ const SHIFT = 12; // VIPS_INTERPOLATE_SHIFT
 const ONE = 1 << SHIFT;
 /** Added before the shift: round to nearest. */
 const HALF = ONE >> 1;
-/** The taps of every shrink below 1.5, the only ones done here (2·rint(shrink) + 1). */
+/** libvips reads 2·rint(shrink) + 1 taps: three for every shrink below 1.5, the only ones done here. */
 const TAPS = 3;
+const MAX_SHRINK = 1.5;
 
 /** One axis's reduce: output pixel o reads input pixels index[3o + i] (edges copied) with weights weight[3o + i]. */
 interface AxisPlan {
@@ -43,18 +44,12 @@ interface AxisPlan {
   weight: Int32Array;
 }
 
-/** rint: round half to even, as C's default rounding mode does. */
-function rint(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
-
-function phaseMasks(taps: number, shrink: number): Int16Array[] {
+function phaseMasks(shrink: number): Int16Array[] {
   return Array.from({ length: PHASES + 1 }, (_, phase) => {
     const x = phase / PHASES; // (float) phase / 64 in libvips: exact either way
-    const half = x + taps / 2 - 1;
+    const half = x + TAPS / 2 - 1;
     // Divided, not multiplied by 1/shrink: the two round apart, and a tap of exactly 1024/4096 would truncate to 1023.
-    const c = Array.from({ length: taps }, (_, i) => Math.max(0, 1 - Math.abs((i - half) / shrink)));
+    const c = Array.from({ length: TAPS }, (_, i) => Math.max(0, 1 - Math.abs((i - half) / shrink)));
     const sum = c.reduce((a, b) => a + b, 0);
     return Int16Array.from(c, (v) => Math.trunc((v / sum) * ONE));
   });
@@ -74,20 +69,19 @@ const STRIP_ROWS = 16;
  * reduce on an axis is the identity, handled by the caller).
  */
 function planAxis(size: number, shrink: number, out: number, restart: number): AxisPlan | null {
-  const taps = 2 * rint(shrink) + 1;
-  if (taps !== TAPS || Math.trunc(size / shrink + 0.5) !== out) return null;
-  const pad = Math.ceil(taps / 2) - 1;
+  if (shrink >= MAX_SHRINK || Math.trunc(size / shrink + 0.5) !== out) return null;
+  const pad = Math.ceil(TAPS / 2) - 1;
   const offset = (1 + (out * shrink - size)) / 2 - 1;
-  const phases = phaseMasks(taps, shrink);
-  const index = new Int32Array(out * taps);
-  const weight = new Int32Array(out * taps);
+  const phases = phaseMasks(shrink);
+  const index = new Int32Array(out * TAPS);
+  const weight = new Int32Array(out * TAPS);
   let p = 0;
   for (let o = 0; o < out; o++) {
     p = o % restart === 0 ? (o + 0.5) * shrink - 0.5 - offset : p + shrink;
     const mask = phases[((Math.trunc(p * PHASES * 2) & (PHASES * 2 - 1)) + 1) >> 1]!;
-    for (let i = 0; i < taps; i++) {
-      index[o * taps + i] = Math.min(size - 1, Math.max(0, Math.trunc(p) - pad + i));
-      weight[o * taps + i] = mask[i]!;
+    for (let i = 0; i < TAPS; i++) {
+      index[o * TAPS + i] = Math.min(size - 1, Math.max(0, Math.trunc(p) - pad + i));
+      weight[o * TAPS + i] = mask[i]!;
     }
   }
   return { out, index, weight };
