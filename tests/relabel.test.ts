@@ -6,7 +6,7 @@ import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import { previousTexts } from '../src/train/examples.js';
-import { groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
+import { backOutExample, groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -224,6 +224,45 @@ describe('searchOpenExample (hindsight opening)', () => {
     expect(out[0]).not.toBe(rows[0]);
     expect(out[1]).toBe(rows[1]);
     expect(swapBatch(rows, (ex) => steps[rows.indexOf(ex)]!, 0, codec, Rng.from(2), searchOpenExample)).toEqual(rows);
+  });
+});
+
+describe('backOutExample (backing out)', () => {
+  const tapOn = (y: number): Example['action'] => ({ action_type: 4, touch_yx: [y, 0.3], lift_yx: [y, 0.3], typed_text: '' });
+  const home = { action_type: 6 as const, touch_yx: [-1, -1] as [number, number], lift_yx: [-1, -1] as [number, number], typed_text: '' };
+  const index = texts([
+    ['Settings', [0.2, 0.1, 0.03, 0.5]],
+    ['Phonebook', [0.3, 0.1, 0.03, 0.5]],
+    ['Camera', [0.4, 0.1, 0.03, 0.5]],
+  ]);
+  // What the tap on Camera (at 0.41) opened, titled otherwise; it links back to Settings.
+  const camera = texts([
+    ['Photos', [0.05, 0.1, 0.03, 0.5]],
+    ['Open settings', [0.5, 0.1, 0.03, 0.5]],
+  ]);
+  const onCamera: Example = { ...recorded, action: { ...home, action_type: 10 }, texts: camera };
+  const step = { goal: 'open camera', history: [home, tapOn(0.41)], plan: [10] as (4 | 10)[], previousTexts: index };
+  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+
+  it('asks for another item of the screen before the tap, one the opened screen does not show, and answers PRESS_BACK planned back, tap, done, history kept', () => {
+    for (let k = 0; k < 20; k++) {
+      const ex = backOutExample(onCamera, step, codec, Rng.from(k))!;
+      expect(goalOf(ex).toLowerCase()).toContain('phonebook'); // not Camera (tapped), not Settings (shown on the page)
+      expect(ex.action.action_type).toBe(5);
+      const d = codec.decodeTarget(ex.target);
+      expect(d.ok && d.plan).toEqual([5, 4, 10]);
+      expect(ex.input).toEqual(codec.encodeInput(goalOf(ex), step.history));
+    }
+  });
+
+  it('leaves alone steps whose history does not end with a tap, that type, without the screen before, or with nothing else to name', () => {
+    expect(backOutExample(onCamera, { ...step, history: [tapOn(0.41), home] }, codec, Rng.from(1))).toBeNull();
+    expect(backOutExample(onCamera, { ...step, history: [] }, codec, Rng.from(1))).toBeNull();
+    expect(backOutExample(onCamera, { ...step, previousTexts: null }, codec, Rng.from(1))).toBeNull();
+    expect(backOutExample({ ...onCamera, texts: null }, step, codec, Rng.from(1))).toBeNull();
+    expect(backOutExample({ ...onCamera, action: { ...home, action_type: 3, typed_text: 'x' } }, step, codec, Rng.from(1))).toBeNull(); // the tap focused a field
+    const alsoPhonebook = texts([...camera.strings.map((s, i): [string, Box] => [s, camera.boxes[i] as Box]), ['Phonebook contacts', [0.6, 0.1, 0.03, 0.5]]]);
+    expect(backOutExample({ ...onCamera, texts: alsoPhonebook }, step, codec, Rng.from(1))).toBeNull();
   });
 });
 

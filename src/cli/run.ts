@@ -68,7 +68,7 @@ export function registerRun(parent: Command): void {
     .option('--out <dir>', 'where results, trajectories, screens and report.html go', 'autoui-run')
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')
-    .option('--no-avoid-ineffective', 'let the agent repeat an action that left the screen as it was (default: the next answer on that screen avoids it)')
+    .option('--no-avoid-ineffective', 'let the agent repeat an action that left the screen as it was, or a tap it backed out of (default: the next answer on that screen avoids it)')
     .option('--json', 'print {"tasks", "success_rate", "reached_rate", "mean_steps", "by_kind", "typed_text", "per_task"} as JSON on stdout (by_kind when tasks have a meta.kind, typed_text with --gold)')
     .addOption(new Option('--env <kind>', 'where actions run').choices(['chromium', 'adb']).default('chromium'))
     .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)

@@ -28,6 +28,7 @@ export const RECIPE_FLAGS = {
   retype: ['--retype <rate>', 'retypeRate', 'share of TYPE rows whose typed words are swapped, step by step, for a made-up phrase in the goal and the text (0 = off)', floatOption('--retype', 0)],
   requery: ['--requery <rate>', 'requeryRate', 'share of TYPE rows whose typed words stand twice in the goal (a search for a word of the name it opens) swapped, step by step, for another later word of the goal in the query\'s place (0 = off)', floatOption('--requery', 0)],
   searchOpen: ['--search-open <rate>', 'searchOpenRate', 'share of the steps of recorded searches that typed Q and tapped a result R swapped, step by step, for "search for Q and open R": the tap, and "task complete" on the page it opened (0 = off)', floatOption('--search-open', 0)],
+  backOut: ['--back-out <rate>', 'backOutRate', 'share of the steps on a screen that a tap opened swapped, step by step, for "open R", R another item of the screen before the tap, answered with PRESS_BACK (0 = off)', floatOption('--back-out', 0)],
   textItems: ['--text-items <n>', 'textItems', 'most screen text items the model reads per screen (the first in reading order)', intOption('--text-items', 1)],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],
   valRows: ['--val-rows <n>', 'valRows', 'validation screens scored at each validation (0 = none)', intOption('--val-rows')],

@@ -48,6 +48,8 @@ export interface TrainRecipe {
   requeryRate: number;
   /** Share of the steps of searches that tapped a result R swapped, step by step, for "search for Q and open R": the tap, and completion on what it opened (relabel.ts: hindsight opening; 0 = off). */
   searchOpenRate: number;
+  /** Share of the steps on a screen a tap opened swapped, step by step, for "open R" (R another item of the screen before) answered PRESS_BACK (relabel.ts: backing out; 0 = off). */
+  backOutRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
   pointerWeight: number;
   /**
@@ -97,6 +99,7 @@ const COMMON = {
   retypeRate: 0,
   requeryRate: 0,
   searchOpenRate: 0,
+  backOutRate: 0,
   pointerWeight: 1,
   // The patch under the gold tap alone: at radius 1 the pointer was paid as much for a neighbour, and on an empty
   // 21-px search field one patch row off misses it (README Results).

@@ -114,6 +114,7 @@ function itemUnder(texts: EncodedTexts, tap: YX, query: string): number {
 }
 
 const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+const BACK: AitwAction = { ...COMPLETE, action_type: ActionType.PRESS_BACK };
 
 /**
  * Hindsight opening: a recorded search that typed Q and then tapped R among its results is also the
@@ -142,6 +143,32 @@ export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: Ac
     return r < 0 ? null : relabel(searched, step.previousTexts.strings[r]!, [ActionType.STATUS_TASK_COMPLETE], COMPLETE);
   }
   return null;
+}
+
+/** Whether `name` (normalised) stands on a screen: an item's text holds it. */
+const shows = (texts: EncodedTexts, name: string): boolean => texts.strings.some((s) => normalizeText(s).includes(name));
+
+/**
+ * Backing out: a step on a screen that a tap opened is also the second step of "open R", for R any
+ * other nameable item of the screen before the tap that the opened screen does not show: the tap
+ * was the wrong one, and the answer is PRESS_BACK, planned [PRESS_BACK, DUAL_POINT,
+ * STATUS_TASK_COMPLETE], with the step's own history kept; null when the history does not end with a
+ * tap, the step types (the tap focused a field), the split does not hold the screen before it, or no
+ * item qualifies. Why: recorded episodes
+ * never tap a wrong link, so a model has never seen a page it should leave, and held-out navigations
+ * that tapped a wrong link declared the task complete there (64 of 101 failures in three seeds'
+ * runs); the closed loop pairs it with avoiding a tap that was backed out of (run_tasks.ts).
+ */
+export function backOutExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
+  const tap = step.history.at(-1);
+  const before = step.previousTexts;
+  // A tap followed by typing focused a field: nothing was opened.
+  if (!tap || !isTapAction(tap) || !before || !ex.texts || ex.action.action_type === ActionType.TYPE) return null;
+  const opened = ex.texts;
+  const others = nameableItems(before).filter((i) => !boxHolds(before.boxes[i]!, tap.touch_yx) && !shows(opened, normalizeText(before.strings[i]!)));
+  if (others.length === 0) return null;
+  const goal = groundGoal(rng, before.strings[rng.pick(others)]!);
+  return relabelled(ex, goal, step.history, [ActionType.PRESS_BACK, ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE], BACK, codec);
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';

@@ -42,7 +42,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, previousTexts, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { relabelBatch, requeriedExample, retypeBatch, searchOpenExample, swapBatch, type Example } from './relabel.js';
+import { backOutExample, relabelBatch, requeriedExample, retypeBatch, searchOpenExample, swapBatch, type Example } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -287,7 +287,8 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const retyped = retypeBatch(requeried, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
   const withPrevious = (ex: Example) => ({ ...step(ex), previousTexts: previousTexts(run.train, ex.row) });
   const opened = swapBatch(retyped, withPrevious, opts.searchOpenRate, codec, Rng.from(opts.seed, 'search-open', state.globalStep), searchOpenExample);
-  const examples = relabelBatch(opened, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
+  const backedOut = swapBatch(opened, withPrevious, opts.backOutRate, codec, Rng.from(opts.seed, 'back-out', state.globalStep), backOutExample);
+  const examples = relabelBatch(backedOut, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(model.config.tapPointer ? { pointerRadius: opts.pointerRadius } : {}),
@@ -374,9 +375,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,

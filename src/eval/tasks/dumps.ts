@@ -42,10 +42,14 @@ export interface StepDump {
   latency_ms: number;
   /** The success check after this action ran (null for status actions and invalid ones). */
   checkAfter: CheckResult | null;
-  /** Actions seen to do nothing on this screen, which the agent was asked not to repeat (run_tasks.ts). */
+  /** Actions seen to do nothing on this screen, or taps backed out of here, which the agent was asked not to repeat (run_tasks.ts). */
   avoided?: AitwAction[];
   /** Share of the screen's pixels this action changed (screen_change.ts), when the run measures it. */
   screenChange?: number;
+  /** For a PRESS_BACK: share of pixels between the screen after it and the screen of the last tap that opened a page. */
+  returnedShare?: number;
+  /** The tap this PRESS_BACK backed out of: the screen came back to where it was tapped (run_tasks.ts). */
+  backedOutOf?: AitwAction;
 }
 
 export interface TaskDump {

@@ -40,7 +40,8 @@ function stepFigure(s: StepDump): string {
     `<div>latency: ${s.latency_ms.toFixed(0)} ms</div>`,
     s.url ? `<div class="url">${esc(s.url)}</div>` : '',
     s.checkAfter ? `<div class="${s.checkAfter.ok ? 'ok' : 'no'}">check after: ${esc(s.checkAfter.detail)}</div>` : '',
-    s.avoided ? `<div>avoided (did nothing here): ${esc(s.avoided.map(actionLabel).join('; '))}</div>` : '',
+    s.avoided ? `<div>avoided (did nothing here, or backed out of): ${esc(s.avoided.map(actionLabel).join('; '))}</div>` : '',
+    s.backedOutOf ? `<div>back where ${esc(actionLabel(s.backedOutOf))} was taken: avoided there</div>` : '',
     s.screenChange !== undefined && s.screenChange <= UNCHANGED_SHARE ? '<div class="no">the screen did not change</div>' : '',
   ];
   return `<figure class="step">${shot(s.screen, s.action)}<figcaption>${facts.join('')}</figcaption></figure>`;

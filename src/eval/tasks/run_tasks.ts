@@ -13,7 +13,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import type { TaskSpec } from '../../data/suite.js';
-import { ActionType, type AitwAction, type Splits } from '../../data/types.js';
+import { ActionType, type ActionTypeName, type AitwAction, type Splits } from '../../data/types.js';
 import type { CheckResult, Environment, Observation } from '../../env/environment.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { InputError } from '../../util/errors.js';
@@ -22,7 +22,8 @@ import { AgentError, type Agent } from './agents.js';
 import { readTaskDumps, summarize, TASK_DUMP_FORMAT, taskDumpPath, taskFileName, writeTaskDump, type RunSummary, type ScreenRef, type StepDump, type StopReason, type TaskDump } from './dumps.js';
 import { writeReport } from './report.js';
 import { writeTrajectory, type ExecutedStep } from './trajectory.js';
-import { changedShare, UNCHANGED_SHARE } from './screen_change.js';
+import { changedShare, RETURNED_SHARE, UNCHANGED_SHARE } from './screen_change.js';
+import { isTapAction } from '../../data/geometry.js';
 import { MAX_HISTORY_STEPS } from '../../infer/request.js';
 
 export const DEFAULT_MAX_STEPS = 12;
@@ -40,7 +41,9 @@ export interface RunOptions {
   resume?: boolean;
   /**
    * Keep actions that left the screen as it was out of the agent's next answers on that screen
-   * (default true): a model trained on gold episodes repeats a no-op it has misread forever.
+   * (default true): a model trained on gold episodes repeats a no-op it has misread forever. A tap
+   * the agent backed out of (a PRESS_BACK planned to go on with a tap, back on the tap's screen) is
+   * kept out the same way, and leaves the history with everything after it.
    */
   avoidIneffective?: boolean;
   /** Gold actions by task id: the summary then says how the agent's typed text agrees with them. */
@@ -65,14 +68,23 @@ interface TaskState {
   executed: ExecutedStep[];
   /** The actions that took effect (all of them when ineffective ones are not avoided): what the agent reads. */
   history: AitwAction[];
-  /** Actions that did nothing on the current screen (cleared when the screen changes). */
+  /** Actions that did nothing on the current screen, and taps backed out of to it (cleared when the screen changes). */
   avoid: AitwAction[];
+  /** The taps that took effect, last on top, each with the screen it was taken on and what was avoided there. */
+  taps: TapTaken[];
   success: boolean;
   reached: boolean;
   check: CheckResult | null;
   stop: StopReason;
   finalScreen: ScreenRef | null;
   blocked: number;
+}
+
+/** A tap that took effect: the screen it was taken on, the history's length before it, and what that screen avoided. */
+interface TapTaken {
+  screen: Observation;
+  history: number;
+  avoid: readonly AitwAction[];
 }
 
 /** JSON with sorted keys, so equal values compare equal whatever their key order. */
@@ -151,7 +163,7 @@ async function runTask(task: TaskSpec, o: RunOptions): Promise<TaskDump> {
   const t0 = performance.now();
   const name = taskFileName(task.id);
   const maxSteps = task.max_steps ?? o.maxSteps ?? DEFAULT_MAX_STEPS;
-  const s: TaskState = { task, name, maxSteps, steps: [], executed: [], history: [], avoid: [], success: false, reached: false, check: null, stop: 'max_steps', finalScreen: null, blocked: 0 };
+  const s: TaskState = { task, name, maxSteps, steps: [], executed: [], history: [], avoid: [], taps: [], success: false, reached: false, check: null, stop: 'max_steps', finalScreen: null, blocked: 0 };
   await rm(join(o.out, 'screens', name), { recursive: true, force: true });
   try {
     let obs: Observation | null = await o.env.reset(task);
@@ -215,7 +227,8 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
   // history of a gold episode, all the model was trained on, holds only actions that took effect.
   if (avoidsIneffective(o)) step.screenChange = changedShare(await obs.image(), await next.image());
   if (step.screenChange !== undefined && step.screenChange <= UNCHANGED_SHARE) s.avoid = [...s.avoid, a].slice(-MAX_HISTORY_STEPS);
-  else {
+  else if (!(avoidsIneffective(o) && backsOut(a, d.plan) && (await backedOut(s, step, next)))) {
+    if (isTapAction(a)) s.taps.push({ screen: obs, history: s.history.length, avoid: s.avoid });
     s.history.push(a);
     s.avoid = [];
   }
@@ -223,6 +236,28 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
   s.reached ||= s.check.ok;
   s.blocked = (await o.env.state()).blockedRequests;
   return next;
+}
+
+/** A PRESS_BACK whose plan goes on with a tap: the agent leaves a page to try another target, not to end the task there. */
+const backsOut = (a: AitwAction, plan: readonly ActionTypeName[] | null): boolean => a.action_type === ActionType.PRESS_BACK && plan?.[1] === 'DUAL_POINT';
+
+/**
+ * Whether the PRESS_BACK of `step` came back to the screen of the last tap that opened a page; if so
+ * the tap, and everything after it, leave the history (together they did nothing) and the tap joins
+ * what was avoided on that screen. Why: the agent then answers what it answered before the tap, with
+ * its next best target instead of the same wrong link: it explores the page's links one by one.
+ */
+async function backedOut(s: TaskState, step: StepDump, after: Observation): Promise<boolean> {
+  const last = s.taps.at(-1);
+  if (!last) return false;
+  step.returnedShare = changedShare(await last.screen.image(), await after.image());
+  if (step.returnedShare > RETURNED_SHARE) return false;
+  s.taps.pop();
+  const tap = s.history[last.history]!;
+  s.history.length = last.history;
+  s.avoid = [...last.avoid, tap].slice(-MAX_HISTORY_STEPS);
+  step.backedOutOf = tap;
+  return true;
 }
 
 /** The screen scaled for the report, as OUT/screens/<task>/step_NNN.png (or final.png). */
