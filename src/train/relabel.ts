@@ -154,10 +154,10 @@ const shows = (texts: EncodedTexts, name: string): boolean => texts.strings.some
  * was the wrong one, and the answer is PRESS_BACK, planned [PRESS_BACK, DUAL_POINT,
  * STATUS_TASK_COMPLETE], with the step's own history kept; null when the history does not end with a
  * tap, the step types (the tap focused a field), the split does not hold the screen before it, or no
- * item qualifies. Why: recorded episodes
- * never tap a wrong link, so a model has never seen a page it should leave, and held-out navigations
- * that tapped a wrong link declared the task complete there (64 of 101 failures in three seeds'
- * runs); the closed loop pairs it with avoiding a tap that was backed out of (run_tasks.ts).
+ * item qualifies. Why: recorded episodes never tap a wrong link, so a model has never seen a page it
+ * should leave, and held-out navigations that tapped a wrong link declared the task complete there
+ * (64 of 101 failures in three seeds' runs); the closed loop pairs it with avoiding a tap that was
+ * backed out of (run_tasks.ts).
  */
 export function backOutExample(ex: Example, step: StepWithPrevious, codec: ActionCodec, rng: Rng): Example | null {
   const tap = step.history.at(-1);
