@@ -145,9 +145,6 @@ export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: Ac
   return null;
 }
 
-/** Whether `name` (normalised) stands on a screen: an item's text holds it. */
-const shows = (texts: EncodedTexts, name: string): boolean => texts.strings.some((s) => normalizeText(s).includes(name));
-
 /**
  * Backing out: a step on a screen that a tap opened is also the second step of "open R", for R any
  * other nameable item of the screen before the tap that the opened screen does not show: the tap
@@ -164,8 +161,12 @@ export function backOutExample(ex: Example, step: StepWithPrevious, codec: Actio
   const before = step.previousTexts;
   // A tap followed by typing focused a field: nothing was opened.
   if (!tap || !isTapAction(tap) || !before || !ex.texts || ex.action.action_type === ActionType.TYPE) return null;
-  const opened = ex.texts;
-  const others = nameableItems(before).filter((i) => !boxHolds(before.boxes[i]!, tap.touch_yx) && !shows(opened, normalizeText(before.strings[i]!)));
+  // What the opened screen shows, normalised once: a name any of its items holds is not "another" item.
+  const shown = ex.texts.strings.map(normalizeText);
+  const others = nameableItems(before).filter((i) => {
+    const name = normalizeText(before.strings[i]!);
+    return !boxHolds(before.boxes[i]!, tap.touch_yx) && !shown.some((s) => s.includes(name));
+  });
   if (others.length === 0) return null;
   const goal = groundGoal(rng, before.strings[rng.pick(others)]!);
   return relabelled(ex, goal, step.history, [ActionType.PRESS_BACK, ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE], BACK, codec);

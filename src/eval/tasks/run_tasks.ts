@@ -80,8 +80,9 @@ interface TaskState {
   blocked: number;
 }
 
-/** A tap that took effect: the screen it was taken on, the history's length before it, and what that screen avoided. */
+/** A tap that took effect: the tap, the screen it was taken on, the history's length before it, and what that screen avoided. */
 interface TapTaken {
+  tap: AitwAction;
   screen: Observation;
   history: number;
   avoid: readonly AitwAction[];
@@ -228,7 +229,7 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
   if (avoidsIneffective(o)) step.screenChange = changedShare(await obs.image(), await next.image());
   if (step.screenChange !== undefined && step.screenChange <= UNCHANGED_SHARE) s.avoid = [...s.avoid, a].slice(-MAX_HISTORY_STEPS);
   else if (!(avoidsIneffective(o) && backsOut(a, d.plan) && (await backedOut(s, step, next)))) {
-    if (isTapAction(a)) s.taps.push({ screen: obs, history: s.history.length, avoid: s.avoid });
+    if (isTapAction(a)) s.taps.push({ tap: a, screen: obs, history: s.history.length, avoid: s.avoid });
     s.history.push(a);
     s.avoid = [];
   }
@@ -253,10 +254,9 @@ async function backedOut(s: TaskState, step: StepDump, after: Observation): Prom
   step.returnedShare = changedShare(await last.screen.image(), await after.image());
   if (step.returnedShare > RETURNED_SHARE) return false;
   s.taps.pop();
-  const tap = s.history[last.history]!;
   s.history.length = last.history;
-  s.avoid = [...last.avoid, tap].slice(-MAX_HISTORY_STEPS);
-  step.backedOutOf = tap;
+  s.avoid = [...last.avoid, last.tap].slice(-MAX_HISTORY_STEPS);
+  step.backedOutOf = last.tap;
   return true;
 }
 
