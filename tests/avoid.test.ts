@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ActionType, type AitwAction, type RawImage, type YX } from '../src/data/types.js';
-import { avoidedOf, avoidedTokens, maskAvoided } from '../src/infer/avoid.js';
+import { avoidedOf, avoidedTokens, maskAvoided, requestAvoid } from '../src/infer/avoid.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { TargetConstraint, type ConstraintState } from '../src/model/constrained.js';
 import { gridLayout } from '../src/model/pointer.js';
@@ -44,6 +44,32 @@ describe('avoided actions', () => {
       expect(masks[banned]).toBe(-Infinity);
       expect([...masks].filter((m, i) => m !== before[i])).toHaveLength(1);
     }
+  });
+
+  it("a banned type is banned as the plan's first step too, and only there in the plan", () => {
+    const c = new TargetConstraint(codec);
+    const V = c.vocabSize;
+    let s: ConstraintState = c.advance(c.initial(), codec.planId);
+    const first = s;
+    s = c.advance(s, codec.typeId(ActionType.TYPE));
+    const second = s;
+    const avoided = [avoidedOf(codec, [key(ActionType.TYPE)], true)];
+    const masked = (state: ConstraintState) => {
+      const masks = new Float32Array(V);
+      c.fillMasks([state], masks);
+      maskAvoided(codec, [state], avoided, masks, V);
+      return masks[codec.typeId(ActionType.TYPE)];
+    };
+    expect(masked(first)).toBe(-Infinity);
+    expect(masked(second)).toBe(0);
+  });
+
+  it('a request avoids typing again right after a TYPE, and nothing more after anything else', () => {
+    const typed: AitwAction = { ...key(ActionType.TYPE), typed_text: 'cats' };
+    const given = [key(ActionType.PRESS_BACK)];
+    expect(requestAvoid([tap([0.2, 0.3]), typed], given).map((a) => a.action_type)).toEqual([ActionType.PRESS_BACK, ActionType.TYPE]);
+    expect(requestAvoid([typed, tap([0.2, 0.3])], given)).toEqual(given);
+    expect(requestAvoid([], [])).toEqual([]);
   });
 
   it('a tap bans the patch under it and the text items that hold it', () => {

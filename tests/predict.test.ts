@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ACTION_TYPE_NAMES, ActionType, type AitwAction, type Box, type RawImage } from '../src/data/types.js';
 import { isTap, isTapAction } from '../src/data/geometry.js';
-import { Predictor, describeAction, pixelAction, toPixel } from '../src/infer/predict.js';
+import { Predictor, describeAction, pixelAction, toPixel, type PredictionResult } from '../src/infer/predict.js';
 import { LimitError, MAX_HISTORY_STEPS, decodeImageBytes, parseHistory } from '../src/infer/request.js';
 import { BUILTIN_INFO } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
@@ -158,7 +158,14 @@ describe('Predictor', () => {
     const before = tf.memory().numTensors;
     const prepared = await Promise.all(reqs.map((r) => predictor.prepare(r)));
     const batched = await predictor.predictBatch(prepared);
-    expect(batched.map((b) => b.result)).toEqual(singles);
+    // The actions are the same; the probabilities agree to float rounding (padding changes the sums' order).
+    const withoutProbs = (r: PredictionResult) => (r.ok ? { ...r, type_probs: undefined } : r);
+    expect(batched.map((b) => withoutProbs(b.result))).toEqual(singles.map(withoutProbs));
+    batched.forEach((b, i) => {
+      const single = singles[i]!;
+      if (!b.result.ok || !single.ok) return;
+      for (const [type, p] of Object.entries(single.type_probs)) expect(b.result.type_probs[type as keyof typeof single.type_probs]).toBeCloseTo(p, 5);
+    });
     expect(batched.every((b) => b.timings.batch_size === 3)).toBe(true);
     await predictor.predict(reqs[0]!);
     expect(tf.memory().numTensors).toBe(before);
@@ -258,9 +265,29 @@ describe('actions to avoid', () => {
     }
   });
 
+  test('a request whose history ends with a TYPE avoids typing again', async () => {
+    const typed = { action_type: 'TYPE', typed_text: 'cats' };
+    const after = await predictor.prepare({ image: shot, goal: 'search for cats', history: [typed] });
+    expect(after.avoid.map((a) => a.action_type)).toEqual([ActionType.TYPE]);
+    const before = await predictor.prepare({ image: shot, goal: 'search for cats', history: [typed, { action_type: 'PRESS_ENTER' }] });
+    expect(before.avoid).toEqual([]);
+  });
+
   test('a bad list is refused, naming the field', async () => {
     await expect(predictor.prepare({ image: shot, goal: 'x', avoid: 'BACK' })).rejects.toThrow(/avoid: must be a list of actions/);
     await expect(predictor.prepare({ image: shot, goal: 'x', avoid: [{ action_type: 99 }] })).rejects.toThrow(/avoid\[0\]/);
     await expect(predictor.prepare({ image: shot, goal: 'x', avoid: Array(MAX_HISTORY_STEPS + 1).fill({ action_type: 5 }) })).rejects.toThrow(/too many actions to avoid/);
+  });
+});
+
+describe('the probability of each next action', () => {
+  test('type_probs: every action type the grammar allows, summing to 1, the answer among the most probable', async () => {
+    const { result } = await predictor.predict({ image: shot, goal: 'open the settings app' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const probs = Object.values(result.type_probs);
+    expect(probs.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
+    expect(Object.keys(result.type_probs).every((k) => Object.values(ACTION_TYPE_NAMES).includes(k as never))).toBe(true);
+    expect(result.type_probs[result.plan[0]!]).toBe(Math.max(...probs));
   });
 });

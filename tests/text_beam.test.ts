@@ -106,6 +106,18 @@ describe('beamTypedText', () => {
     expect(typedBy(4, outsideTheGoal())).toBe('amazon prime');
   });
 
+  it('a text the length limit cut off does not count as typed: a free beam repeating a word loses to the copy', () => {
+    // Free of the copy, " prime" then " prime" again at 0.999 never ends: cut at the limit, its mean (≈ −0.02) would beat
+    // the copy's "amazon shopping".
+    const repeating = scriptedBy((last) => {
+      if (last === undefined) return new Map([[id(' amazon'), 0.5], [id(' prime'), 0.45], [id(' shopping'), 0.05]]);
+      if (last === id(' amazon')) return new Map([[id(' shopping'), 0.9], [codec.eosId, 0.1]]);
+      if (last === id(' prime')) return new Map([[id(' prime'), 0.999], [codec.eosId, 0.001]]);
+      return new Map([[codec.eosId, 0.9], [id(' app'), 0.1]]);
+    });
+    expect(typedBy(4, repeating)).toBe('amazon shopping');
+  });
+
   describe('with case tokens', () => {
     const cased = new ActionCodec(tokenizer, { copyText: true, caseModes: true });
     const caseOf = (m: 'as-written' | 'capitalised' | 'free'): number => cased.caseId(m);

@@ -93,7 +93,7 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
       }
       const commands = { adb: toAdbCommand(result.aitw, size), pyautogui: toPyAutoGui(result.aitw, size) };
       if (opts.json) {
-        printJson({ action: result.action, plan: result.plan, plan_ids: result.plan_ids, pixels: result.pixels, commands, latency_ms, timings });
+        printJson({ action: result.action, plan: result.plan, plan_ids: result.plan_ids, type_probs: result.type_probs, pixels: result.pixels, commands, latency_ms, timings });
         return;
       }
       const a = result.action;

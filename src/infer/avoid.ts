@@ -5,7 +5,8 @@
  * again; taking the no-op out of its choices makes it answer with its next best instead. The model
  * still makes every choice: this only removes options, as the grammar does.
  *
- * - a key, TYPE or status action: its action type is not allowed;
+ * - a key, TYPE or status action: its action type is not allowed (at the action, and as the plan's
+ *   first step);
  * - a tap: the screen tokens under it (the patch and any text item that holds the point) are not
  *   pointed at, when taps are read off the pointer or the attention; with taps from the coordinate
  *   tokens, its touch bins are not written, as for a scroll;
@@ -31,6 +32,18 @@ export interface Avoided {
 
 export const NOTHING_AVOIDED: Avoided = { typeIds: [], touches: [], taps: [] };
 
+const TYPE_AGAIN: AitwAction = { action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+
+/**
+ * What a request's answer must not be: the actions its caller saw do nothing on this screen, and
+ * typing again right after a TYPE. Why the latter: no recorded episode types twice in a row (the
+ * text is typed whole, then Enter, a tap or the end follows), while a model unsure what follows its
+ * typing answers with the same text again and again, each time appending it to the field.
+ */
+export function requestAvoid(history: readonly AitwAction[], avoid: readonly AitwAction[]): AitwAction[] {
+  return history.at(-1)?.action_type === ActionType.TYPE ? [...avoid, TYPE_AGAIN] : [...avoid];
+}
+
 /** What avoiding `actions` means for decoding; `pointerTaps`: taps are read off the pointer or the attention. */
 export function avoidedOf(codec: ActionCodec, actions: readonly AitwAction[], pointerTaps: boolean): Avoided {
   if (actions.length === 0) return NOTHING_AVOIDED;
@@ -45,14 +58,15 @@ export function avoidedOf(codec: ActionCodec, actions: readonly AitwAction[], po
 
 /**
  * Takes the avoided choices out of a batch of additive logit masks [B, V] (constrained.ts fills
- * them): types at the action's type, touch x bins after an avoided touch y. Each leaves other
- * choices open (there are more types than can be avoided, and more x bins than one).
+ * them): types at the action's type and as the plan's first step (where the model decides what to
+ * do next; the plan it writes then agrees with the action), touch x bins after an avoided touch y.
+ * Each leaves other choices open (there are more types than can be avoided, and more x bins than one).
  */
 export function maskAvoided(codec: ActionCodec, states: readonly ConstraintState[], avoided: readonly Avoided[], masks: Float32Array, vocabSize: number): void {
   states.forEach((s, b) => {
     const a = avoided[b];
     if (!a) return;
-    if (s.node === GrammarNode.ActType) for (const id of a.typeIds) masks[b * vocabSize + id] = -Infinity;
+    if (s.node === GrammarNode.ActType || (s.node === GrammarNode.Plan && s.planCount === 0)) for (const id of a.typeIds) masks[b * vocabSize + id] = -Infinity;
     if (s.node === GrammarNode.TouchX) for (const [ty, tx] of a.touches) if (ty === s.ty) masks[b * vocabSize + codec.xBase + tx] = -Infinity;
   });
 }

@@ -7,7 +7,7 @@ import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/co
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
-import { ActionType, type AitwAction, type YX } from '../data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, type ActionTypeId, type ActionTypeName, type AitwAction, type YX } from '../data/types.js';
 import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
 import { avoidedOf, avoidedTokens, maskAvoided } from './avoid.js';
 
@@ -35,6 +35,12 @@ export interface IncrementalDecoder<State> {
 export interface Generated {
   ids: number[];
   result: DecodedTarget;
+  /**
+   * The model's probability of each action type as the plan's first step (under the grammar and
+   * what was avoided): where it decides what to do next, before the plan it writes conditions the
+   * action. Empty when decoding stopped before it.
+   */
+  typeProbs: Partial<Record<ActionTypeName, number>>;
 }
 
 /**
@@ -70,6 +76,7 @@ export function greedyDecode<S>(
   const copy = copySource(model, codec, encoded, batch.inputIds, inputs);
   const states: ConstraintState[] = inputs.map((ids) => constraint.initial(codec.goalIds(ids)));
   const out: number[][] = Array.from({ length: B }, () => []);
+  const typeProbs: Generated['typeProbs'][] = Array.from({ length: B }, () => ({}));
   let tokens = new Int32Array(B).fill(model.config.decoderStartTokenId);
   const masks = new Float32Array(B * V);
   for (let t = 0; t < maxLen && !states.every((s) => constraint.isDone(s)); t++) {
@@ -80,14 +87,16 @@ export function greedyDecode<S>(
     if (tapStates) keepTapStates(r.hidden, out, codec, tapStates);
     constraint.fillMasks(states, masks);
     if (avoided) maskAvoided(codec, states, avoided, masks, V);
-    const nextT = tf.tidy(() => {
+    const deciding = states.map((s) => s.node === GrammarNode.Plan && s.planCount === 0);
+    const [nextT, probsT] = tf.tidy(() => {
       const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
-      const scores = copy ? textStepScores(model, r.hidden, logits, copy, states) : logits;
-      return tf.argMax(tf.add(scores, tf.tensor2d(masks, [B, V])), 1);
+      const scores = tf.add(copy ? textStepScores(model, r.hidden, logits, copy, states) : logits, tf.tensor2d(masks, [B, V]));
+      return [tf.argMax(scores, 1), deciding.some(Boolean) ? tf.softmax(scores) : null] as const;
     });
     tf.dispose([r.hidden, r.logits]);
     const next = nextT.dataSync() as Int32Array;
-    nextT.dispose();
+    if (probsT) keepTypeProbs(probsT.dataSync() as Float32Array, deciding, codec, V, typeProbs);
+    tf.dispose([nextT, probsT ?? []]);
     tokens = new Int32Array(B).fill(model.config.padTokenId);
     for (let b = 0; b < B; b++) {
       if (constraint.isDone(states[b]!)) continue;
@@ -103,9 +112,9 @@ export function greedyDecode<S>(
   tf.dispose(Object.values(encoded));
   if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
   return out.map((ids, b) => {
-    if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` } };
+    if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` }, typeProbs: typeProbs[b]! };
     const result = codec.decodeTarget(ids);
-    return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result };
+    return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result, typeProbs: typeProbs[b]! };
   });
 }
 
@@ -126,6 +135,18 @@ function textStepScores<S>(model: IncrementalDecoder<S>, hidden: tf.Tensor2D, lo
   const [b, v] = logits.shape;
   const mixed = tf.reshape(model.copyLogProbs!(tf.expandDims(hidden, 1) as tf.Tensor3D, tf.expandDims(logits, 1) as tf.Tensor3D, copy), [b, v]);
   return tf.where(tf.cast(tf.tensor2d(writing, [b, 1], 'int32'), 'bool'), mixed, logits) as tf.Tensor2D;
+}
+
+/** Each deciding row's probabilities [B, V] of the action-type tokens, by type name, into `into`. */
+function keepTypeProbs(probs: Float32Array, deciding: readonly boolean[], codec: ActionCodec, V: number, into: Generated['typeProbs'][]): void {
+  const types = Object.keys(ACTION_TYPE_NAMES).map((k) => Number(k) as ActionTypeId);
+  deciding.forEach((d, b) => {
+    if (!d) return;
+    for (const type of types) {
+      const p = probs[b * V + codec.typeId(type)]!;
+      if (p > 0) into[b]![ACTION_TYPE_NAMES[type]] = p;
+    }
+  });
 }
 
 /** Replaces the typed text of each row that decoded to a TYPE action with the text beam search's (text_beam.ts). */

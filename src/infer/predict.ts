@@ -25,6 +25,7 @@ import { parseUiTree } from '../screen/text/ui_tree.js';
 import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
+import { requestAvoid } from './avoid.js';
 import { DEFAULT_TEXT_BEAMS } from './text_beam.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseAvoid, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
@@ -63,7 +64,16 @@ export interface Timings {
 }
 
 export type PredictionResult =
-  | { ok: true; action: ActionOut; plan: ActionTypeName[]; plan_ids: ActionTypeId[]; pixels: PixelAction; aitw: AitwAction }
+  | {
+      ok: true;
+      action: ActionOut;
+      plan: ActionTypeName[];
+      plan_ids: ActionTypeId[];
+      pixels: PixelAction;
+      aitw: AitwAction;
+      /** The model's probability of each action type as its next action (generate.ts). */
+      type_probs: Partial<Record<ActionTypeName, number>>;
+    }
   | { ok: false; error: string };
 
 /** A request that passed validation: decoded pixels and input token ids. */
@@ -255,7 +265,7 @@ export class Predictor {
       if (e instanceof InputError && where) throw new InputError(e.message, where);
       throw e;
     }
-    return { goal, inputIds, avoid: parseAvoid(input.avoid, at('avoid')) };
+    return { goal, inputIds, avoid: requestAvoid(history, parseAvoid(input.avoid, at('avoid'))) };
   }
 
   /** Features (and screen texts) + one batched constrained decode for all rows; results in input order. */
@@ -296,6 +306,7 @@ export class Predictor {
           plan_ids: plan,
           pixels: pixelAction(action, row.image.width, row.image.height),
           aitw: action,
+          type_probs: g.typeProbs,
         },
       };
     });

@@ -106,8 +106,11 @@ function beamGroup<S>(
   const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
   // Beside the copy, a beam free of it (width > 1, no case token): a text the goal does not hold, written by the vocabulary.
   let beams: Hypothesis[][] = starts.flatMap((s, row) => (width > 1 && s.copy && !cased ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
-  // Each row's best finished text, over both its beams.
+  // Each row's best finished text, over both its beams; and its best text cut off by the length limit, kept only for a
+  // row with no other. Why: a run the limit ended did not end, and its mean score can be high for the wrong reason
+  // (a free beam repeating a letter: each repeat is likely once it has begun).
   const best: (Hypothesis | null)[] = rows.map(() => null);
+  const cut: (Hypothesis | null)[] = rows.map(() => null);
   while (beams.some((b) => b.length > 0)) {
     beams = beams.map((beam) => {
       const grown = beam.flatMap((h) => {
@@ -118,8 +121,9 @@ function beamGroup<S>(
       const kept: Hypothesis[] = [];
       for (const { h, id, score } of grown.slice(0, width)) {
         const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at, row: h.row };
+        const finished = constraint.textRoom(h.state) ? best : cut;
         if (id !== codec.eosId) kept.push(next);
-        else if (!best[h.row] || mean(next) > mean(best[h.row]!)) best[h.row] = next;
+        else if (!finished[h.row] || mean(next) > mean(finished[h.row]!)) finished[h.row] = next;
       }
       // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
       // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).
@@ -133,7 +137,8 @@ function beamGroup<S>(
   }
   if (copy) disposeSource(copy);
   model.disposeDecoding(state);
-  return best.map((h, i) => {
+  return best.map((b, i) => {
+    const h = b ?? cut[i];
     if (!h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
     return h.ids;
   });

@@ -232,7 +232,7 @@ export class TargetConstraint {
   }
 
   /** Whether a text token still leaves room for eos within maxTargetTokens. */
-  private textRoom(s: ConstraintState): boolean {
+  textRoom(s: ConstraintState): boolean {
     return s.length + 2 <= this.codec.config.maxTargetTokens;
   }
 

@@ -40,6 +40,8 @@ export interface AgentDecision {
   plan: ActionTypeName[] | null;
   /** Wall time of the decision, ms. */
   latency_ms: number;
+  /** The model's probability of each action type as its next action, when the agent has one. */
+  typeProbs?: Partial<Record<ActionTypeName, number>>;
 }
 
 export interface Agent {
@@ -79,7 +81,7 @@ export class PredictorAgent implements Agent {
     });
     const latency_ms = performance.now() - t0;
     if (!result.ok) return { action: null, invalid: result.error, plan: null, latency_ms };
-    return { action: result.aitw, plan: result.plan, latency_ms };
+    return { action: result.aitw, plan: result.plan, latency_ms, typeProbs: result.type_probs };
   }
 
   async close(): Promise<void> {
@@ -91,6 +93,7 @@ export class PredictorAgent implements Agent {
 interface ServerAnswer {
   action?: { action_type_id?: unknown; touch_point?: unknown; lift_point?: unknown; typed_text?: unknown } | null;
   plan?: unknown;
+  type_probs?: unknown;
   invalid?: unknown;
   error?: { code?: unknown; message?: unknown };
 }
@@ -110,7 +113,15 @@ export function decisionFromAnswer(body: ServerAnswer, latency_ms: number): Agen
   } catch (err) {
     throw new AgentError(`the server's answer is not a valid action (${(err as Error).message})`);
   }
-  return { action, plan, latency_ms };
+  return { action, plan, latency_ms, ...typeProbsOf(body.type_probs) };
+}
+
+/** An answer's type_probs when it is an object of action-type names to numbers (older servers send none). */
+function typeProbsOf(v: unknown): Pick<AgentDecision, 'typeProbs'> {
+  if (typeof v !== 'object' || v === null) return {};
+  const names = new Set<string>(Object.values(ACTION_TYPE_NAMES));
+  const entries = Object.entries(v).filter(([k, p]) => names.has(k) && typeof p === 'number');
+  return { typeProbs: Object.fromEntries(entries) };
 }
 
 export interface ServerAgentOptions {

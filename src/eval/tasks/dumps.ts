@@ -40,6 +40,8 @@ export interface StepDump {
   invalid?: string;
   plan: ActionTypeName[] | null;
   latency_ms: number;
+  /** The model's probability of each action type as its next action (agents that have one). */
+  typeProbs?: Partial<Record<ActionTypeName, number>>;
   /** The success check after this action ran (null for status actions and invalid ones). */
   checkAfter: CheckResult | null;
   /** Actions seen to do nothing on this screen, or taps backed out of here, which the agent was asked not to repeat (run_tasks.ts). */

@@ -204,6 +204,7 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
   const d = await o.agent.next({ task: s.task, step: i, screenshot: obs.png, pixels: () => obs.image(), history: s.history, avoid: s.avoid });
   const step: StepDump = { index: i, screen: await saveScreen(o.out, s.name, i, obs), url: state.url, action: d.action, plan: d.plan, latency_ms: d.latency_ms, checkAfter: null };
   if (d.invalid !== undefined) step.invalid = d.invalid;
+  if (d.typeProbs) step.typeProbs = d.typeProbs;
   if (s.avoid.length > 0) step.avoided = [...s.avoid];
   s.steps.push(step);
   const a = d.action;
