@@ -191,6 +191,12 @@ describe('agents on a real tiny checkpoint, in Chromium', () => {
     expect(l.stepDumps.every((s) => s.latency_ms > 0)).toBe(true);
     // Same screens, same greedy decoding: the same actions and plans.
     expect(r.stepDumps.map((s) => [s.action, s.plan, s.invalid])).toEqual(l.stepDumps.map((s) => [s.action, s.plan, s.invalid]));
+    // Each step records the model's probability of every action type, through the server as in process, and the report shows the chosen one's.
+    for (const [a, b] of l.stepDumps.map((s, i) => [s, r.stepDumps[i]!] as const)) {
+      expect(Object.values(a.typeProbs ?? {}).reduce((x, y) => x + y, 0)).toBeCloseTo(1, 4);
+      for (const [type, p] of Object.entries(a.typeProbs!)) expect(b.typeProbs?.[type as keyof typeof a.typeProbs]).toBeCloseTo(p, 4);
+    }
+    expect(await readFile(local.report, 'utf8')).toMatch(/model's probability of [A-Z_]+: \d+(\.\d)? %/);
     expect(remote.summary).toEqual(local.summary);
   });
 });

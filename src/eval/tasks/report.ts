@@ -32,11 +32,14 @@ function shot(screen: ScreenRef, action: AitwAction | null): string {
     `<svg class="overlay" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" xmlns="http://www.w3.org/2000/svg">${overlay}</svg></div>`;
 }
 
+const percent = (p: number): string => `${(p * 100).toFixed(p < 0.995 ? 0 : 1)} %`;
+
 function stepFigure(s: StepDump): string {
   const what = s.action ? actionLabel(s.action) : `no valid action (${s.invalid ?? 'unknown'})`;
   const facts = [
     `<div class="act">${s.index + 1}. ${esc(what)}</div>`,
     s.plan ? `<div>plan: ${esc(s.plan.join(' → '))}</div>` : '',
+    s.action && s.typeProbs ? `<div>model's probability of ${ACTION_TYPE_NAMES[s.action.action_type]}: ${percent(s.typeProbs[ACTION_TYPE_NAMES[s.action.action_type]] ?? 0)}</div>` : '',
     `<div>latency: ${s.latency_ms.toFixed(0)} ms</div>`,
     s.url ? `<div class="url">${esc(s.url)}</div>` : '',
     s.checkAfter ? `<div class="${s.checkAfter.ok ? 'ok' : 'no'}">check after: ${esc(s.checkAfter.detail)}</div>` : '',
