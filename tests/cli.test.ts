@@ -48,6 +48,16 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     expect(scored).toEqual(report);
   });
 
+  it('predict prints the action, its plan and the most probable next action types; --json gives all of them', async () => {
+    const shot = join(ckpt, 'shot-ok.png');
+    await sharp({ create: { width: 160, height: 320, channels: 3, background: '#ffffff' } }).png().toFile(shot);
+    const { stdout } = await autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock');
+    expect(stdout).toMatch(/^action: {4}[A-Z_]+ \(\d+\)/);
+    expect(stdout).toMatch(/\nnext: {6}[A-Z_]+ \d+ %(, [A-Z_]+ \d+ %){0,2} \(the model's probability of each action type\)\n/);
+    const json = JSON.parse((await autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock', '--json')).stdout) as { type_probs: Record<string, number> };
+    expect(Object.values(json.type_probs).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
+  });
+
   it('bad input exits 2 with the file named', async () => {
     await expect(autoui('eval', '--checkpoint', '/nonexistent/ckpt', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/ckpt') });
     const shot = join(ckpt, 'shot.png');

@@ -103,7 +103,8 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
         lines.push(`lift:      [${a.lift_point.join(', ')}]  → pixel x=${result.pixels.lift!.x} y=${result.pixels.lift!.y}`);
       }
       if (a.action_type_id === 3) lines.push(`text:      ${JSON.stringify(a.typed_text)}`);
-      lines.push(`plan:      ${result.plan.join(' → ')}`, `adb:       ${commands.adb}`, `pyautogui: ${commands.pyautogui}`, `latency:   ${latency_ms.toFixed(0)} ms (${size.width}×${size.height} image)`);
+      const sure = Object.entries(result.type_probs).sort(([, x], [, y]) => y - x).map(([type, p]) => `${type} ${(p * 100).toFixed(0)} %`);
+      lines.push(`plan:      ${result.plan.join(' → ')}`, `next:      ${sure.slice(0, 3).join(', ')} (the model's probability of each action type)`, `adb:       ${commands.adb}`, `pyautogui: ${commands.pyautogui}`, `latency:   ${latency_ms.toFixed(0)} ms (${size.width}×${size.height} image)`);
       process.stdout.write(lines.join('\n') + '\n');
     });
 }
