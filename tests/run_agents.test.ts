@@ -127,6 +127,9 @@ describe('checks, URLs, names, summary', () => {
   it('server answers become decisions; malformed ones are agent errors', () => {
     const ok = decisionFromAnswer({ action: { action_type_id: 4, touch_point: [0.5, 0.25], lift_point: [0.5, 0.25], typed_text: '' }, plan: ['DUAL_POINT', 'STATUS_TASK_COMPLETE'] }, 12);
     expect(ok).toEqual({ action: { action_type: 4, touch_yx: [0.5, 0.25], lift_yx: [0.5, 0.25], typed_text: '' }, plan: ['DUAL_POINT', 'STATUS_TASK_COMPLETE'], latency_ms: 12 });
+    // type_probs: the action types' numbers are kept, anything else in it dropped; an answer without it has none.
+    const probs = decisionFromAnswer({ action: { action_type_id: 5 }, plan: ['PRESS_BACK'], type_probs: { PRESS_BACK: 0.75, DUAL_POINT: 0.25, SWIPE: 1, TYPE: 'x' } }, 3);
+    expect(probs.typeProbs).toEqual({ PRESS_BACK: 0.75, DUAL_POINT: 0.25 });
     expect(decisionFromAnswer({ action: null, invalid: 'no action decision' }, 5)).toEqual({ action: null, invalid: 'no action decision', plan: null, latency_ms: 5 });
     expect(() => decisionFromAnswer({ action: { action_type_id: 99 } }, 1)).toThrow(AgentError);
     expect(() => decisionFromAnswer({}, 1)).toThrow(AgentError);

@@ -120,7 +120,7 @@ export function decisionFromAnswer(body: ServerAnswer, latency_ms: number): Agen
 function typeProbsOf(v: unknown): Pick<AgentDecision, 'typeProbs'> {
   if (typeof v !== 'object' || v === null) return {};
   const names = new Set<string>(Object.values(ACTION_TYPE_NAMES));
-  const entries = Object.entries(v).filter(([k, p]) => names.has(k) && typeof p === 'number');
+  const entries = Object.entries(v).filter((e): e is [ActionTypeName, number] => names.has(e[0]) && typeof e[1] === 'number');
   return { typeProbs: Object.fromEntries(entries) };
 }
 
