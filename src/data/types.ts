@@ -20,6 +20,9 @@ export const ACTION_TYPE_NAMES: Readonly<Record<ActionTypeId, ActionTypeName>> =
   Object.entries(ActionType).map(([name, id]) => [id, name]),
 ) as Record<ActionTypeId, ActionTypeName>;
 
+/** A model's probability of each action type as its next action (the types it may take). */
+export type TypeProbs = Partial<Record<ActionTypeName, number>>;
+
 export function isActionTypeId(x: unknown): x is ActionTypeId {
   return typeof x === 'number' && (ACTION_TYPE_IDS as readonly number[]).includes(x);
 }

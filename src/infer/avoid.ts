@@ -17,7 +17,7 @@ import { isTapAction } from '../data/geometry.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { tapTargets } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
-import { GrammarNode, type ConstraintState } from '../model/constrained.js';
+import { decidesNext, GrammarNode, type ConstraintState } from '../model/constrained.js';
 import type { ScreenLayout } from '../model/pointer.js';
 
 /** One row's avoided actions, as the decoder applies them. */
@@ -66,7 +66,7 @@ export function maskAvoided(codec: ActionCodec, states: readonly ConstraintState
   states.forEach((s, b) => {
     const a = avoided[b];
     if (!a) return;
-    if (s.node === GrammarNode.ActType || (s.node === GrammarNode.Plan && s.planCount === 0)) for (const id of a.typeIds) masks[b * vocabSize + id] = -Infinity;
+    if (s.node === GrammarNode.ActType || decidesNext(s)) for (const id of a.typeIds) masks[b * vocabSize + id] = -Infinity;
     if (s.node === GrammarNode.TouchX) for (const [ty, tx] of a.touches) if (ty === s.ty) masks[b * vocabSize + codec.xBase + tx] = -Infinity;
   });
 }

@@ -3,11 +3,11 @@ import type { Encoded } from '../model/autoui.js';
 import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
 import type { CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
-import { GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
+import { decidesNext, GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
-import { ACTION_TYPE_NAMES, ActionType, type ActionTypeId, type ActionTypeName, type AitwAction, type YX } from '../data/types.js';
+import { ACTION_TYPE_IDS, ACTION_TYPE_NAMES, ActionType, type AitwAction, type TypeProbs, type YX } from '../data/types.js';
 import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
 import { avoidedOf, avoidedTokens, maskAvoided } from './avoid.js';
 
@@ -40,7 +40,7 @@ export interface Generated {
    * what was avoided): where it decides what to do next, before the plan it writes conditions the
    * action. Empty when decoding stopped before it.
    */
-  typeProbs: Partial<Record<ActionTypeName, number>>;
+  typeProbs: TypeProbs;
 }
 
 /**
@@ -87,7 +87,7 @@ export function greedyDecode<S>(
     if (tapStates) keepTapStates(r.hidden, out, codec, tapStates);
     constraint.fillMasks(states, masks);
     if (avoided) maskAvoided(codec, states, avoided, masks, V);
-    const deciding = states.map((s) => s.node === GrammarNode.Plan && s.planCount === 0);
+    const deciding = states.map(decidesNext);
     const [nextT, probsT] = tf.tidy(() => {
       const logits = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [B, V]);
       const scores = tf.add(copy ? textStepScores(model, r.hidden, logits, copy, states) : logits, tf.tensor2d(masks, [B, V]));
@@ -139,10 +139,9 @@ function textStepScores<S>(model: IncrementalDecoder<S>, hidden: tf.Tensor2D, lo
 
 /** Each deciding row's probabilities [B, V] of the action-type tokens, by type name, into `into`. */
 function keepTypeProbs(probs: Float32Array, deciding: readonly boolean[], codec: ActionCodec, V: number, into: Generated['typeProbs'][]): void {
-  const types = Object.keys(ACTION_TYPE_NAMES).map((k) => Number(k) as ActionTypeId);
   deciding.forEach((d, b) => {
     if (!d) return;
-    for (const type of types) {
+    for (const type of ACTION_TYPE_IDS) {
       const p = probs[b * V + codec.typeId(type)]!;
       if (p > 0) into[b]![ACTION_TYPE_NAMES[type]] = p;
     }

@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend, type BackendInfo } from '../backend.js';
 import { toPixel, type PixelPoint } from '../data/adb_input.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
-import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type YX } from '../data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type TypeProbs, type YX } from '../data/types.js';
 import { isTap } from '../data/geometry.js';
 import type { ActionCodec, CodecConfig } from '../model/codec.js';
 import type { ModelConfig } from '../model/config.js';
@@ -72,7 +72,7 @@ export type PredictionResult =
       pixels: PixelAction;
       aitw: AitwAction;
       /** The model's probability of each action type as its next action (generate.ts). */
-      type_probs: Partial<Record<ActionTypeName, number>>;
+      type_probs: TypeProbs;
     }
   | { ok: false; error: string };
 

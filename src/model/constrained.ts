@@ -37,6 +37,9 @@ export enum GrammarNode {
 
 const NODE_COUNT = 11;
 
+/** Whether the next token is the plan's first step: the next action's type, where the model decides what to do. */
+export const decidesNext = (s: ConstraintState): boolean => s.node === GrammarNode.Plan && s.planCount === 0;
+
 export interface ConstraintState {
   readonly node: GrammarNode;
   /** Tokens emitted so far (eos included, trailing pads not). */

@@ -6,7 +6,7 @@
  * AgentError, which stops the whole run: no task can be measured without it.
  */
 import { readFile } from 'node:fs/promises';
-import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction, type TypeProbs } from '../../data/types.js';
 import type { TaskSpec } from '../../data/suite.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonLines } from '../../util/json.js';
@@ -41,7 +41,7 @@ export interface AgentDecision {
   /** Wall time of the decision, ms. */
   latency_ms: number;
   /** The model's probability of each action type as its next action, when the agent has one. */
-  typeProbs?: Partial<Record<ActionTypeName, number>>;
+  typeProbs?: TypeProbs;
 }
 
 export interface Agent {

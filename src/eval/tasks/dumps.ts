@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { taskKind, type TaskSpec } from '../../data/suite.js';
-import { ActionType, type ActionTypeName, type AitwAction } from '../../data/types.js';
+import { ActionType, type ActionTypeName, type AitwAction, type TypeProbs } from '../../data/types.js';
 import type { CheckResult } from '../../env/environment.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { InputError } from '../../util/errors.js';
@@ -41,7 +41,7 @@ export interface StepDump {
   plan: ActionTypeName[] | null;
   latency_ms: number;
   /** The model's probability of each action type as its next action (agents that have one). */
-  typeProbs?: Partial<Record<ActionTypeName, number>>;
+  typeProbs?: TypeProbs;
   /** The success check after this action ran (null for status actions and invalid ones). */
   checkAfter: CheckResult | null;
   /** Actions seen to do nothing on this screen, or taps backed out of here, which the agent was asked not to repeat (run_tasks.ts). */

@@ -6,7 +6,7 @@
  * text from a task or a page goes through escaping.
  */
 import { join } from 'node:path';
-import { ACTION_TYPE_NAMES, type AitwAction } from '../../data/types.js';
+import { ACTION_TYPE_NAMES, type ActionTypeName, type AitwAction, type TypeProbs } from '../../data/types.js';
 import { describeAction } from '../../infer/predict.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { actionSvg, PRED_COLOUR } from '../viz.js';
@@ -33,13 +33,14 @@ function shot(screen: ScreenRef, action: AitwAction | null): string {
 }
 
 const percent = (p: number): string => `${(p * 100).toFixed(p < 0.995 ? 0 : 1)} %`;
+const chosenProb = (type: ActionTypeName, probs: TypeProbs): string => `<div>model's probability of ${type}: ${percent(probs[type] ?? 0)}</div>`;
 
 function stepFigure(s: StepDump): string {
   const what = s.action ? actionLabel(s.action) : `no valid action (${s.invalid ?? 'unknown'})`;
   const facts = [
     `<div class="act">${s.index + 1}. ${esc(what)}</div>`,
     s.plan ? `<div>plan: ${esc(s.plan.join(' → '))}</div>` : '',
-    s.action && s.typeProbs ? `<div>model's probability of ${ACTION_TYPE_NAMES[s.action.action_type]}: ${percent(s.typeProbs[ACTION_TYPE_NAMES[s.action.action_type]] ?? 0)}</div>` : '',
+    s.action && s.typeProbs ? chosenProb(ACTION_TYPE_NAMES[s.action.action_type], s.typeProbs) : '',
     `<div>latency: ${s.latency_ms.toFixed(0)} ms</div>`,
     s.url ? `<div class="url">${esc(s.url)}</div>` : '',
     s.checkAfter ? `<div class="${s.checkAfter.ok ? 'ok' : 'no'}">check after: ${esc(s.checkAfter.detail)}</div>` : '',
