@@ -179,6 +179,43 @@ describe.skipIf(!blas)('native OpenBLAS matmul kernels', () => {
     expect(() => planMatMul([2, 3, 4], [5, 4, 2], false, false)).toThrow(/broadcast/i);
   });
 
+  it('gathers on wasm exactly as the cpu backend (random shapes, axes, batch dims, int32; bad indices keep the stock error)', async () => {
+    await initBackend('wasm');
+    disableNativeKernels(['wasm']);
+    const stock = tf.getKernel(tf.GatherV2, 'wasm');
+    enableNativeKernels(['wasm']);
+    expect(tf.getKernel(tf.GatherV2, 'wasm')).not.toBe(stock);
+    const arb = fc
+      .record({
+        lead: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 3 }),
+        // Slices both shorter and longer than MIN_GATHER_SLICE, so both paths run.
+        slice: fc.constantFrom(1, 3, 64, 100),
+        axisFrom: fc.nat(),
+        batchDims: fc.constantFrom(0, 1),
+        count: fc.integer({ min: 0, max: 6 }),
+        int: fc.boolean(),
+        seed: fc.nat(),
+      })
+      .filter((c) => c.batchDims <= c.axisFrom % c.lead.length);
+    await fc.assert(
+      fc.asyncProperty(arb, async (c) => {
+        const shape = [...c.lead, c.slice];
+        const axis = c.axisFrom % c.lead.length;
+        const idxShape = [...shape.slice(0, c.batchDims), c.count];
+        const idx = Int32Array.from(values(tf.util.sizeFromShape(idxShape), c.seed), (v) => Math.floor(Math.abs(v * 1e4)) % shape[axis]!);
+        const x = values(tf.util.sizeFromShape(shape), c.seed + 1).map((v) => (c.int ? Math.round(v * 1000) : v));
+        const gather = () => tf.gather(tf.tensor(x, shape, c.int ? 'int32' : 'float32'), tf.tensor(idx, idxShape, 'int32'), axis, c.batchDims);
+        // The cpu backend's kernel is the reference: wasm's own reads the wrong memory for batchDims > 0.
+        const [want] = await on('cpu', false, gather);
+        const [got] = await on('wasm', true, gather);
+        expect(Array.from(got!)).toEqual(Array.from(want!));
+      }),
+      { numRuns: 80 },
+    );
+    await on('wasm', true, () => tf.zeros([1]));
+    expect(() => tf.gather(tf.ones([4, 64]), tf.tensor1d([1, 9], 'int32'))).toThrow(/index value 9 is not in \[0, 3\]/);
+  });
+
   it('rejects arrays shorter than the shapes need instead of reading past them', () => {
     const small = new Float32Array(4);
     expect(() => blas!.sgemm(small, small, small, 1, 1, 1, 3, 3, 3, false, false)).toThrow(RangeError);

@@ -14,12 +14,15 @@
  * shapes, and the stock kernel still runs anything that is not float32 or broadcasts batches both
  * ways (see flatBroadcast). A one-sided batch broadcast ([B,m,k]×[k,n] or [m,k]×[B,k,n]) is
  * computed as the cpu kernel does; on wasm that is a fix, as its kernel does not broadcast batches.
+ * On wasm, Identity (shared memory) and GatherV2 (whole slices, gather.ts) are replaced too.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { loadNativeBlas, type NativeBlas } from './blas.js';
 import { fusedKernelConfigs } from './fused_kernels.js';
+import { gatherSlices, MIN_GATHER_SLICE } from './gather.js';
 import { FUSED, FUSED_OPS, type FusedOp } from './fused_ops.js';
 import { memoryOf, type NativeBackendName, type TensorMemory } from './memory.js';
 import { ADAMW_KERNEL, SUM_SQUARES_KERNEL, type AdamWAttrs } from './optimizer_kernels.js';
@@ -29,8 +32,8 @@ type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
 const KERNELS = [tf.BatchMatMul, tf._FusedMatMul] as const;
-/** Replaced on wasm only (the cpu backend's own already shares memory). */
-const WASM_KERNELS = [tf.Identity] as const;
+/** Replaced on wasm only (the cpu backend's Identity already shares memory; its gather is not used for training or serving). */
+const WASM_KERNELS = [tf.Identity, tf.GatherV2] as const;
 /** The stock kernels per backend, kept to restore them and for inputs the addon does not take. */
 const originals = new Map<NativeBackendName, Map<string, tf.KernelConfig>>();
 
@@ -199,6 +202,30 @@ function sharedIdentityKernel(backendName: NativeBackendName): KernelFunc {
 }
 
 /**
+ * GatherV2 copying whole slices (gather.ts) where a slice is long enough to pay for a copy call,
+ * and for every batched gather; other dtypes, short unbatched slices and out-of-range indices (its
+ * error) go to the stock kernel.
+ */
+function sliceGatherKernel(backendName: NativeBackendName): KernelFunc {
+  const original = originals.get(backendName)!.get(tf.GatherV2)!.kernelFunc;
+  return (args) => {
+    const { x, indices } = args.inputs as Record<'x' | 'indices', tf.TensorInfo>;
+    const { axis, batchDims } = args.attrs as unknown as tf.GatherV2Attrs;
+    if ((x.dtype !== 'float32' && x.dtype !== 'int32') || indices.dtype !== 'int32') return original(args);
+    const shape = tf.backend_util.segment_util.collectGatherOpShapeInfo(x, indices, tf.util.parseAxisParam(axis, x.shape)[0]!, batchDims);
+    // Batched gathers always: wasm's own kernel reads the wrong memory for batchDims > 0.
+    if (shape.sliceSize < MIN_GATHER_SLICE && shape.batchSize === 1) return original(args);
+    const backend = args.backend as unknown as BackendWasm;
+    if ((backend.typedArrayFromHeap(indices) as Int32Array).some((i) => i < 0 || i >= shape.dimSize)) return original(args);
+    const out = backend.makeOutput(shape.outputShape, x.dtype);
+    // Views after the allocation, which may move the heap.
+    const view = (t: tf.TensorInfo) => backend.typedArrayFromHeap(t) as Float32Array | Int32Array;
+    gatherSlices(view(x), view(indices) as Int32Array, shape, view(out));
+    return out;
+  };
+}
+
+/**
  * Registers the OpenBLAS matmul kernels for `backends` (default both) when the addon loads, with
  * the fused kernels unless AUTOUI_FUSED=0; returns whether they are active for at least one. Safe
  * to call again. Kernels are looked up per op, so this takes effect for every op run afterwards,
@@ -221,6 +248,7 @@ export function enableNativeKernels(backends: readonly NativeBackendName[] = ['w
       [tf.BatchMatMul]: () => batchMatMulKernel(blas, name),
       [tf._FusedMatMul]: () => fusedMatMulKernel(blas, name),
       [tf.Identity]: () => sharedIdentityKernel(name),
+      [tf.GatherV2]: () => sliceGatherKernel(name),
     };
     for (const kernel of replaced) {
       // setupFunc/disposeFunc of the stock kernel (wasm: binding its C++ function) are not needed here.
