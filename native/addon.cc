@@ -349,18 +349,16 @@ napi_value LinearEntry(napi_env env, napi_callback_info info) {
 }
 
 napi_value LinearGradEntry(napi_env env, napi_callback_info info) {
-  Args a(env, info, 7, "linearGrad(dy, x, w, dx, dw, dbias, in)");
-  const Floats dy = a.Floats(0, "dy"), x = a.Floats(1, "x"), w = a.Floats(2, "w"), dx = a.Floats(3, "dx"), dw = a.Floats(4, "dw");
-  const Floats dbias = a.Floats(5, "dbias", true);
-  const int64_t in = a.Int(6, "in");
+  Args a(env, info, 5, "linearGrad(dy, x, dw, dbias, in)");
+  const Floats dy = a.Floats(0, "dy"), x = a.Floats(1, "x"), dw = a.Floats(2, "dw"), dbias = a.Floats(3, "dbias", true);
+  const int64_t in = a.Int(4, "in");
   int64_t n = 0, out = 0;
-  if (!a.ok() || !LinearShape(a, x, w, in, &n, &out) ||
-      !a.Require(dy.length == static_cast<size_t>(n * out) && dx.length == x.length && dw.length == w.length &&
-                     (!dbias || dbias.length == static_cast<size_t>(out)),
+  if (!a.ok() || !LinearShape(a, x, dw, in, &n, &out) ||
+      !a.Require(dy.length == static_cast<size_t>(n * out) && (!dbias || dbias.length == static_cast<size_t>(out)),
                  "gradient lengths must match their inputs'")) {
     return nullptr;
   }
-  LinearGrad(dy.data, x.data, w.data, dx.data, dw.data, dbias.data, n, in, out);
+  LinearGrad(dy.data, x.data, dw.data, dbias.data, n, in, out);
   return nullptr;
 }
 

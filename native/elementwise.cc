@@ -106,10 +106,8 @@ void Linear(const float* x, const float* w, const float* bias, float* y, int64_t
   if (bias) ParallelFor(n, n * out, kMinParallelElements, [&](int64_t from, int64_t to) { AddBiasRows(y, bias, from, to, out); });
 }
 
-void LinearGrad(const float* dy, const float* x, const float* w, float* dx, float* dw, float* dbias, int64_t n, int64_t in,
-                int64_t out) {
-  Gemm(false, false, n, in, out, 1.0f, dy, w, 0.0f, dx);  // dx = dy·W
-  Gemm(true, false, out, in, n, 1.0f, dy, x, 0.0f, dw);   // dW = dyᵀ·x
+void LinearGrad(const float* dy, const float* x, float* dw, float* dbias, int64_t n, int64_t in, int64_t out) {
+  Gemm(true, false, out, in, n, 1.0f, dy, x, 0.0f, dw);  // dW = dyᵀ·x
   if (dbias) ColumnSums(dy, dbias, n, out);
 }
 

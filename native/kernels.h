@@ -102,9 +102,9 @@ void AttentionLayerGrad(const float* dy, const float* x, const float* src, const
 // ---- linear layer (elementwise.cc) ----
 // y[n, out] = x[n, in]·Wᵀ (+ bias).
 void Linear(const float* x, const float* w, const float* bias, float* y, int64_t n, int64_t in, int64_t out);
-// dx = dy·W, dW = dyᵀ·x, dbias = Σ_rows dy (when bias gradients are wanted).
-void LinearGrad(const float* dy, const float* x, const float* w, float* dx, float* dw, float* dbias, int64_t n, int64_t in,
-                int64_t out);
+// The parameters' gradients: dW = dyᵀ·x, dbias = Σ_rows dy (when bias gradients are wanted). The input's,
+// dy·W, is a plain product, left to the matmul kernel so that it runs only when the input needs it.
+void LinearGrad(const float* dy, const float* x, float* dw, float* dbias, int64_t n, int64_t in, int64_t out);
 
 // ---- losses and lookups (losses.cc) ----
 // Per-token softmax cross-entropy of logits [n, vocab]: loss = log Σ e^z − z[label] (0 where

@@ -99,7 +99,8 @@ export interface NativeBlas {
   /** y [n, out] = x [n, in]·wᵀ (+ bias [out]). */
   linear(x: Float32Array, w: Float32Array, bias: Float32Array | null, y: Float32Array, inDim: number): void;
   /** dx = dy·w, dw = dyᵀ·x, dbias = Σ_rows dy (when given). */
-  linearGrad(dy: Float32Array, x: Float32Array, w: Float32Array, dx: Float32Array, dw: Float32Array, dbias: Float32Array | null, inDim: number): void;
+  /** The parameters' gradients of a linear layer (dW, and dbias when given); the input's is a plain matmul. */
+  linearGrad(dy: Float32Array, x: Float32Array, dw: Float32Array, dbias: Float32Array | null, inDim: number): void;
   /** Per-row loss = log Σ e^logits − logits[label] (0 where label = ignoreIndex). */
   crossEntropy(logits: Float32Array, labels: Int32Array, loss: Float32Array, ignoreIndex: number): void;
   /** dlogits = (softmax − onehot(label))·dloss per row. */

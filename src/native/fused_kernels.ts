@@ -215,11 +215,10 @@ const linear: Body = (blas, { inputs, mem, views }) => {
 const linearGrad: Body = (blas, { inputs, attrs, mem, views }) => {
   const k = FUSED.linearGrad;
   const [dy, x, w] = ['dy', 'x', 'weight'].map((name) => need(inputs[name], k, name));
-  const dx = mem.allocate(x!.shape);
   const dw = mem.allocate(w!.shape);
   const dbias = attrs.hasBias ? mem.allocate([w!.shape[0]!]) : undefined;
-  blas.linearGrad(views.f32(dy!, 'dy'), views.f32(x!, 'x'), views.f32(w!, 'weight'), views.out(dx), views.out(dw), views.outOpt(dbias), x!.shape[1]!);
-  return dbias ? [dx.info, dw.info, dbias.info] : [dx.info, dw.info];
+  blas.linearGrad(views.f32(dy!, 'dy'), views.f32(x!, 'x'), views.out(dw), views.outOpt(dbias), x!.shape[1]!);
+  return dbias ? [dw.info, dbias.info] : [dw.info];
 };
 
 /** batch, lq, lk, d of single-head probabilities from q [B, Lq, d], k [B, Lk, d]. */

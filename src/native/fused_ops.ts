@@ -134,10 +134,12 @@ const GRADIENTS: tf.GradConfig[] = [
   {
     kernelName: FUSED.linear,
     inputsToSave: ['x', 'weight'],
+    // The input's gradient is its own product, run only when the tape asks for it: a layer over constant features (the
+    // screen's projection, a third of a step's linear work) needs the weight's alone.
     gradFunc: (dy, saved, attrs) => {
       const [x, weight] = saved as [tf.Tensor, tf.Tensor];
-      const grads = run(FUSED.linearGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
-      return { x: () => grads[0]!, weight: () => grads[1]!, bias: () => grads[2]! };
+      const [dw, dbias] = run(FUSED.linearGrad, { dy: dy as tf.Tensor, x, weight }, attrs);
+      return { x: () => tf.matMul(dy as tf.Tensor2D, weight as tf.Tensor2D), weight: () => dw!, bias: () => dbias! };
     },
   },
   {
