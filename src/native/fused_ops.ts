@@ -135,7 +135,7 @@ const GRADIENTS: tf.GradConfig[] = [
     kernelName: FUSED.linear,
     inputsToSave: ['x', 'weight'],
     // The input's gradient is its own product, run only when the tape asks for it: a layer over constant features (the
-    // screen's projection, a third of a step's linear work) needs the weight's alone.
+    // screen's projection, the largest linear layer of a step) needs the weight's alone.
     gradFunc: (dy, saved, attrs) => {
       const [x, weight] = saved as [tf.Tensor, tf.Tensor];
       const [dw, dbias] = run(FUSED.linearGrad, { dy: dy as tf.Tensor, x, weight }, attrs);

@@ -1,9 +1,10 @@
 /**
  * GatherV2 by whole slices. The wasm backend's stock kernel computes every output element's source
  * offset from strides, one element at a time; beam search re-selects its hypotheses' decoder state
- * every step (text_beam.ts → selectDecoderRows), gathering rows of hundreds of thousands of floats,
- * and that loop was half of a validation pass's time. A gathered slice is contiguous in both input
- * and output, so it is one TypedArray.set, which V8 runs as a memory copy.
+ * every step (text_beam.ts → selectDecoderRows), gathering each layer's cross-attention keys and
+ * values by rows of tens of thousands of floats, and that loop was half of a validation pass's time.
+ * A gathered slice is contiguous in both input and output, so it is one TypedArray.set, which V8
+ * runs as a memory copy.
  */
 
 /** The flattened shapes of a gather (tfjs's collectGatherOpShapeInfo): x is [batch, outer, dim, slice]. */

@@ -32,7 +32,7 @@ type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
 const KERNELS = [tf.BatchMatMul, tf._FusedMatMul] as const;
-/** Replaced on wasm only (the cpu backend's Identity already shares memory; its gather is not used for training or serving). */
+/** Replaced on wasm only: the cpu backend's Identity already shares memory, and wasm is the backend that trains and serves. */
 const WASM_KERNELS = [tf.Identity, tf.GatherV2] as const;
 /** The stock kernels per backend, kept to restore them and for inputs the addon does not take. */
 const originals = new Map<NativeBackendName, Map<string, tf.KernelConfig>>();
