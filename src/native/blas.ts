@@ -98,7 +98,6 @@ export interface NativeBlas {
   ): void;
   /** y [n, out] = x [n, in]·wᵀ (+ bias [out]). */
   linear(x: Float32Array, w: Float32Array, bias: Float32Array | null, y: Float32Array, inDim: number): void;
-  /** dx = dy·w, dw = dyᵀ·x, dbias = Σ_rows dy (when given). */
   /** The parameters' gradients of a linear layer (dW, and dbias when given); the input's is a plain matmul. */
   linearGrad(dy: Float32Array, x: Float32Array, dw: Float32Array, dbias: Float32Array | null, inDim: number): void;
   /** Per-row loss = log Σ e^logits − logits[label] (0 where label = ignoreIndex). */
