@@ -119,8 +119,7 @@ export function decisionFromAnswer(body: ServerAnswer, latency_ms: number): Agen
 /** An answer's type_probs when it is an object of action-type names to numbers (older servers send none). */
 function typeProbsOf(v: unknown): Pick<AgentDecision, 'typeProbs'> {
   if (typeof v !== 'object' || v === null) return {};
-  const names = new Set<string>(Object.values(ACTION_TYPE_NAMES));
-  const entries = Object.entries(v).filter((e): e is [ActionTypeName, number] => names.has(e[0]) && typeof e[1] === 'number');
+  const entries = Object.entries(v).filter((e): e is [ActionTypeName, number] => Object.hasOwn(ActionType, e[0]) && typeof e[1] === 'number');
   return { typeProbs: Object.fromEntries(entries) };
 }
 
