@@ -82,9 +82,15 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   };
   const say = (line: string) => o.quiet || process.stderr.write(/^\[(\d|done)/.test(line) ? `${clock()} ${line}\n` : line + '\n');
   const paths = demoPaths(o);
-  const data = await buildDemoData(o, paths, say);
+  const background = new AbortController();
+  const data = await buildDemoData(o, paths, say, background.signal);
   say(`[5/7] training tiny (scratch recipe) → ${paths.checkpoint}`);
-  const t = await train({ ...recipeOptions('scratch'), ...o.recipe, data: paths.shards, out: paths.checkpoint, seed: o.seed, maxSteps: o.maxSteps, resume: true, quiet: o.quiet });
+  const t = await train({ ...recipeOptions('scratch'), ...o.recipe, data: paths.shards, out: paths.checkpoint, seed: o.seed, maxSteps: o.maxSteps, resume: true, quiet: o.quiet }).catch((err: unknown) => {
+    background.abort();
+    throw err;
+  });
+  if (!data.heldOutDone()) say("      waiting for the held-out sites' OCR (it runs beside training)…");
+  await data.heldOutShards;
   say(`[6/7] evaluating ${t.checkpoint}: synthetic test, web test, unseen apps, held-out sites`);
   const evaluate = (dir: string, subsets?: string[]) => evaluateCheckpoint({ checkpoint: t.checkpoint, data: dir, split: 'test', subsets, quiet: o.quiet });
   const metrics = (await evaluate(paths.shards, [...SUBSETS])).report;

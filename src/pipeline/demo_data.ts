@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { prepareFromFiles, type PrepareRequest } from '../data/prepare.js';
+import { prepareFromFiles, type PrepareRequest, type PrepareSummary } from '../data/prepare.js';
 import { synthesize, type SynthOptions } from '../data/synth/writer.js';
 import { subsetsFor } from '../data/synth/episode.js';
 import { SUBSETS, type Splits } from '../data/types.js';
@@ -17,6 +17,7 @@ import { DEFAULT_MANUAL_CACHE, locateManual, MANUALS } from '../data/web/sites.j
 import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, type SiteSummary, type WebSummary } from '../data/web/writer.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { progress } from '../util/progress.js';
+import { canPrepareInBackground, prepareInBackground, type BackgroundRequest } from './background_prepare.js';
 import type { DemoOptions } from './demo.js';
 
 export interface DemoPaths {
@@ -41,11 +42,16 @@ export function demoPaths(o: Pick<DemoOptions, 'out' | 'checkpoint'>): DemoPaths
 export interface DemoData {
   /** The web sites built (and the subsets of the held-out sites' named-link sets), or null when the demo runs on the synthetic set alone. */
   web: { trainSites: string[]; heldOut: string[]; linkSets: string[] } | null;
+  /** Settles when the held-out sites' shards are written: they are read by OCR beside training when they can be (background_prepare.ts). */
+  heldOutShards: Promise<void>;
+  /** True once heldOutShards has settled. */
+  heldOutDone: () => boolean;
 }
 
 type Say = (line: string) => void;
 
-export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Promise<DemoData> {
+/** Builds the demo's data; `signal` stops the held-out sites' preparation when it runs beside training. */
+export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say, signal?: AbortSignal): Promise<DemoData> {
   const sitesToBuild = o.webEpisodes > 0 ? availableSites(say).filter((s) => !o.sites || o.sites.includes(s)) : [];
   say(`[1/7] synthesising ${o.episodes} episodes → ${p.synth}, and ${o.unseenEpisodes} of unseen apps → ${p.unseenSynth}`);
   // Rendering waits on the browser most of the time (page loads, finger swipes: about half of one
@@ -61,24 +67,40 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say): Pro
   for (const [subset, s] of Object.entries(seen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.synth, subset, f)), splits: join(p.synth, subset, 'split.json'), subset, out: p.shards });
   for (const [subset, s] of Object.entries(unseen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.unseenSynth, subset, f)), splits: join(p.unseenSynth, subset, 'split.json'), subset, out: p.unseenShards });
   const web = await rendering;
-  if (!web) return { web: null };
+  if (!web) return { web: null, heldOutShards: Promise.resolve(), heldOutDone: () => true };
   const sites = siteLists(web);
-  say(`[4/7] preparing web shards, screens read by OCR: training sites → ${p.shards}, held-out sites → ${p.heldOutShards}`);
+  const beside = canPrepareInBackground();
+  say(`[4/7] preparing web shards, screens read by OCR: training sites → ${p.shards}, held-out sites → ${p.heldOutShards}${beside ? ' (beside training, at low priority)' : ''}`);
   // Read by OCR in training too, not from the DOM: at use a screenshot's texts come from OCR, which
   // reads an on-screen keyboard's keys, a field's floating label or a heading differently from the
   // DOM (a lower-case key as a capital, keys missed), and a model trained on the DOM's texts meets
   // texts it never saw. The synthetic set keeps its records' texts: its screens are drawn for them.
   await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards, screenText: 'ocr' });
+  const heldOut: BackgroundRequest[] = [];
   const linkSets: string[] = [];
   for (const site of sites.heldOut) {
     const summary = await siteSummary(p.web, site);
-    await prepare(o, say, { inputs: summary.files.map((f) => join(p.web, site, f)), splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
+    heldOut.push({ inputs: summary.files.map((f) => join(p.web, site, f)), splits: join(p.web, site, 'split.json'), subset: site, out: p.heldOutShards, screenText: 'ocr' });
     if (!summary.links || summary.links.tasks === 0) continue;
     const dir = join(p.web, site, LINKS_DIR);
-    await prepare(o, say, { inputs: summary.links.files.map((f) => join(dir, f)), splits: join(dir, 'split.json'), subset: linkSetSubset(site), out: p.heldOutShards, screenText: 'ocr' });
+    heldOut.push({ inputs: summary.links.files.map((f) => join(dir, f)), splits: join(dir, 'split.json'), subset: linkSetSubset(site), out: p.heldOutShards, screenText: 'ocr' });
     linkSets.push(linkSetSubset(site));
   }
-  return { web: { ...sites, linkSets } };
+  if (!beside) {
+    for (const req of heldOut) await prepare(o, say, req);
+    return { web: { ...sites, linkSets }, heldOutShards: Promise.resolve(), heldOutDone: () => true };
+  }
+  const heldOutShards = prepareInBackground(heldOut, (s) => say(`      ${s.subset}: ${encodedLine(s)} (beside training)`), { signal });
+  // Awaited before evaluation (the demo fails there); said at once, so a user need not wait for training to learn of it.
+  let done = false;
+  heldOutShards.then(
+    () => (done = true),
+    (err: Error) => {
+      done = true;
+      if (!signal?.aborted) say(`      held-out sites: ${err.message}`);
+    },
+  );
+  return { web: { ...sites, linkSets }, heldOutShards, heldOutDone: () => done };
 }
 
 async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 'subsets' | 'apps'>) {
@@ -187,5 +209,9 @@ async function prepare(o: DemoOptions, say: Say, req: PrepareRequest): Promise<v
     },
   });
   bar?.stop();
-  say(`      ${req.subset}: ${s.upToDate ? 'up to date' : `${s.encoded} screens encoded at ${s.screensPerSecond.toFixed(0)}/s`}`);
+  say(`      ${req.subset}: ${encodedLine(s)}`);
+}
+
+function encodedLine(s: PrepareSummary): string {
+  return s.upToDate ? 'up to date' : `${s.encoded} screens encoded at ${s.screensPerSecond.toFixed(s.screensPerSecond < 10 ? 1 : 0)}/s`;
 }
