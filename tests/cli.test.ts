@@ -58,6 +58,12 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     expect(Object.values(json.type_probs).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
   });
 
+  it('run: a device runs one task at a time, so --env adb refuses --concurrency 2, naming the option', async () => {
+    const suite = join(ckpt, 'one-task.jsonl');
+    await writeFile(suite, JSON.stringify({ id: 't', goal: 'open Clock', start_url: 'file:///dev/null', success: { url: 'file:///dev/null' } }) + '\n');
+    await expect(autoui('run', '--suite', suite, '--script', suite, '--env', 'adb', '--concurrency', '2')).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--concurrency.*one task at a time/) });
+  });
+
   it('bad input exits 2 with the file named', async () => {
     await expect(autoui('eval', '--checkpoint', '/nonexistent/ckpt', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/ckpt') });
     const shot = join(ckpt, 'shot.png');

@@ -14,6 +14,7 @@ import { parseSuite, readSuite, type TaskSpec } from '../src/data/suite.js';
 import type { AitwAction, YX } from '../src/data/types.js';
 import { launchChromium } from '../src/data/web/browser.js';
 import { ChromiumEnv } from '../src/env/chromium.js';
+import type { Environment } from '../src/env/environment.js';
 import { AgentError, parseScript, ScriptedAgent, type AgentInput } from '../src/eval/tasks/agents.js';
 import { readTaskDumps, type RunSummary } from '../src/eval/tasks/dumps.js';
 import { runSuite } from '../src/eval/tasks/run_tasks.js';
@@ -58,6 +59,11 @@ afterAll(async () => {
   await env?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** The environment with its resets recorded: which tasks it ran. */
+function counting(e: Environment, resets: string[]): Environment {
+  return new Proxy(e, { get: (target, key) => (key === 'reset' ? (task: TaskSpec) => (resets.push(task.id), target.reset(task)) : Reflect.get(target, key, target)) });
+}
 
 describe('autoui run in Chromium', () => {
   it('a scripted policy solves every task: taps, a scroll below the fold, typing + Enter, a switch, back, home', async () => {
@@ -111,6 +117,35 @@ describe('autoui run in Chromium', () => {
     expect((await runSuite({ tasks: some, out, agent: counting, env, quiet: true, resume: true })).summary).toEqual(fresh.summary);
     expect(asked).toEqual([]);
     await expect(runSuite({ tasks: some, out, agent: counting, env, quiet: true, resume: true, maxSteps: 3 })).rejects.toThrow(/at most 12 steps/);
+  });
+
+  it('tasks spread over a second browser give the same results, in suite order; a failing agent stops both lanes, and --resume finishes the rest', async () => {
+    const second = new ChromiumEnv();
+    try {
+      const out = join(dir, 'two-lanes');
+      const resets: [string[], string[]] = [[], []];
+      const both = await runSuite({ tasks, out, agent: new ScriptedAgent(scripts), env: counting(env, resets[0]), moreEnvs: [counting(second, resets[1])], quiet: true });
+      expect(both.summary.per_task).toEqual(fullSummary.per_task);
+      // Both browsers took tasks, each task once.
+      expect(resets.map((r) => r.length > 0)).toEqual([true, true]);
+      expect([...resets[0], ...resets[1]].sort()).toEqual(tasks.map((t) => t.id).sort());
+
+      const failing = join(dir, 'two-lanes-failing');
+      const dying = new ScriptedAgent(scripts, {
+        onStep: (i: AgentInput) => {
+          if (i.task.id === tasks[2]!.id) throw new AgentError('agent lost');
+        },
+      });
+      await expect(runSuite({ tasks, out: failing, agent: dying, env, moreEnvs: [second], quiet: true })).rejects.toThrow(/agent lost/);
+      const done = await readTaskDumps(failing);
+      expect(done.has(tasks[2]!.id)).toBe(false);
+      expect(done.size).toBeLessThan(tasks.length);
+      const resumed = await runSuite({ tasks, out: failing, agent: new ScriptedAgent(scripts), env, moreEnvs: [second], quiet: true, resume: true });
+      expect(resumed.summary).toEqual(both.summary);
+      expect(resumed.kept + resumed.ran).toBe(tasks.length);
+    } finally {
+      await second.close();
+    }
   });
 
   it('a killed browser fails its task with the reason; the next task runs in a new browser', async () => {

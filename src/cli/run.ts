@@ -32,6 +32,7 @@ interface RunCliOptions {
   chromium?: string;
   adb?: string;
   serial?: string;
+  concurrency: number;
 }
 
 async function makeAgent(o: RunCliOptions): Promise<Agent> {
@@ -45,9 +46,13 @@ async function makeAgent(o: RunCliOptions): Promise<Agent> {
   return new ScriptedAgent(await readScriptFile(o.script!, 'the script'));
 }
 
-function makeEnv(o: RunCliOptions): Environment {
-  if (o.env === 'adb') return new AdbEnv({ adb: o.adb, serial: o.serial });
-  return new ChromiumEnv({ executablePath: o.chromium });
+/** One environment per task run at a time: a browser each; a device runs one task at a time. */
+function makeEnvs(o: RunCliOptions): Environment[] {
+  if (o.env === 'adb') {
+    if (o.concurrency > 1) throw new InputError('one device runs one task at a time (--env adb)', '--concurrency');
+    return [new AdbEnv({ adb: o.adb, serial: o.serial })];
+  }
+  return Array.from({ length: o.concurrency }, () => new ChromiumEnv({ executablePath: o.chromium }));
 }
 
 /** `autoui run --suite FILE (--checkpoint DIR | --server URL | --script FILE) [--out DIR] [--max-steps N] [--resume] [--json]` */
@@ -74,6 +79,7 @@ export function registerRun(parent: Command): void {
     .option('--chromium <path>', `Chromium binary (default $CHROMIUM_PATH or ${DEFAULT_CHROMIUM})`)
     .option('--adb <path>', 'adb binary for --env adb (default: adb on PATH)')
     .option('--serial <serial>', 'device serial for --env adb')
+    .option('--concurrency <n>', "tasks run at a time, each in its own browser: one task's page loads overlap another's decisions (the steps' latencies then include the other tasks' share of the cores)", intOption('--concurrency', 1), 1)
     .addHelpText(
       'after',
       `
@@ -91,13 +97,13 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       if (all.length === 0) throw new InputError('the suite has no tasks', o.suite);
       const tasks = tasksOfKinds(all, o.kind, o.suite);
       const gold = o.gold === undefined ? undefined : await readScriptFile(o.gold, 'the gold actions');
+      const [env, ...moreEnvs] = makeEnvs(o);
       const agent = await makeAgent(o);
-      const env = makeEnv(o);
       let result;
       try {
-        result = await runSuite({ tasks, out: o.out, agent, env, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, gold, quiet: o.json });
+        result = await runSuite({ tasks, out: o.out, agent, env: env!, moreEnvs, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, gold, quiet: o.json });
       } finally {
-        await env.close();
+        await Promise.all([env!, ...moreEnvs].map((e) => e.close()));
         await agent.close?.();
       }
       const s = result.summary;

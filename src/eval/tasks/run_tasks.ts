@@ -35,6 +35,12 @@ export interface RunOptions {
   out: string;
   agent: Agent;
   env: Environment;
+  /**
+   * More environments of the same kind beside `env`: tasks run on whichever is free, so one task's
+   * page loads and waits overlap another's decisions (a Chromium each; one device runs one task at a
+   * time). Results are the same per task; the steps' latencies include the other tasks' share of the cores.
+   */
+  moreEnvs?: readonly Environment[];
   /** Steps per task unless the task sets max_steps (default 12). */
   maxSteps?: number;
   /** Keep the results already in `out` and run only the tasks without one. */
@@ -130,16 +136,29 @@ export async function runSuite(o: RunOptions): Promise<RunResult> {
   const results = new Map(kept);
   let ran = 0;
   let succeeded = [...kept.values()].filter((d) => d.success).length;
-  try {
-    for (const task of o.tasks) {
-      if (results.has(task.id)) continue;
-      const dump = await runTask(task, o);
-      await writeTaskDump(o.out, dump);
-      results.set(task.id, dump);
-      ran++;
-      if (dump.success) succeeded++;
-      bar.tick(1, { success: `${succeeded}/${results.size}` });
+  const todo = o.tasks.filter((t) => !results.has(t.id));
+  // Lanes take the next task in suite order; a failing lane stops the others taking more, and the
+  // run waits for every lane before it fails, so no task is left running on a closed environment.
+  let failed = false;
+  const lane = async (env: Environment) => {
+    try {
+      for (let task = todo.shift(); task && !failed; task = todo.shift()) {
+        const dump = await runTask(task, { ...o, env });
+        await writeTaskDump(o.out, dump);
+        results.set(task.id, dump);
+        ran++;
+        if (dump.success) succeeded++;
+        bar.tick(1, { success: `${succeeded}/${results.size}` });
+      }
+    } catch (err) {
+      failed = true;
+      throw err;
     }
+  };
+  try {
+    const lanes = await Promise.allSettled([o.env, ...(o.moreEnvs ?? [])].map(lane));
+    const error = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (error) throw error.reason;
   } finally {
     bar.stop();
   }
