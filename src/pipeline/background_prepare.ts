@@ -65,7 +65,7 @@ function prepareChild(r: BackgroundRequest, cli: string, signal: AbortSignal | u
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => {
+    child.on('close', (code, killedBy) => {
       if (code === 0) {
         try {
           return resolve(JSON.parse(out) as PrepareSummary);
@@ -73,7 +73,7 @@ function prepareChild(r: BackgroundRequest, cli: string, signal: AbortSignal | u
           return reject(new Error(`data prepare of '${r.subset}' (in the background) printed no summary: ${out.slice(0, 200)}`));
         }
       }
-      const why = err.trim().split('\n').slice(-3).join('\n') || `exit ${code ?? signal}`;
+      const why = err.trim().split('\n').slice(-3).join('\n') || `exit ${code ?? killedBy}`;
       reject(new Error(`data prepare of '${r.subset}' → ${r.out} (in the background) failed: ${why}`));
     });
   });
