@@ -84,12 +84,14 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const paths = demoPaths(o);
   const background = new AbortController();
   const data = await buildDemoData(o, paths, say, background.signal);
+  let heldOutReady = false;
+  void data.heldOutShards.catch(() => {}).then(() => (heldOutReady = true));
   say(`[5/7] training tiny (scratch recipe) → ${paths.checkpoint}`);
   const t = await train({ ...recipeOptions('scratch'), ...o.recipe, data: paths.shards, out: paths.checkpoint, seed: o.seed, maxSteps: o.maxSteps, resume: true, quiet: o.quiet }).catch((err: unknown) => {
     background.abort();
     throw err;
   });
-  if (!data.heldOutDone()) say("      waiting for the held-out sites' OCR (it runs beside training)…");
+  if (!heldOutReady) say("      waiting for the held-out sites' OCR (it runs beside training)…");
   await data.heldOutShards;
   say(`[6/7] evaluating ${t.checkpoint}: synthetic test, web test, unseen apps, held-out sites`);
   const evaluate = (dir: string, subsets?: string[]) => evaluateCheckpoint({ checkpoint: t.checkpoint, data: dir, split: 'test', subsets, quiet: o.quiet });

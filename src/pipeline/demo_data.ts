@@ -44,8 +44,6 @@ export interface DemoData {
   web: { trainSites: string[]; heldOut: string[]; linkSets: string[] } | null;
   /** Settles when the held-out sites' shards are written: they are read by OCR beside training when they can be (background_prepare.ts). */
   heldOutShards: Promise<void>;
-  /** True once heldOutShards has settled. */
-  heldOutDone: () => boolean;
 }
 
 type Say = (line: string) => void;
@@ -67,7 +65,7 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say, sign
   for (const [subset, s] of Object.entries(seen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.synth, subset, f)), splits: join(p.synth, subset, 'split.json'), subset, out: p.shards });
   for (const [subset, s] of Object.entries(unseen)) await prepare(o, say, { inputs: s.files.map((f) => join(p.unseenSynth, subset, f)), splits: join(p.unseenSynth, subset, 'split.json'), subset, out: p.unseenShards });
   const web = await rendering;
-  if (!web) return { web: null, heldOutShards: Promise.resolve(), heldOutDone: () => true };
+  if (!web) return { web: null, heldOutShards: Promise.resolve() };
   const sites = siteLists(web);
   const beside = canPrepareInBackground();
   say(`[4/7] preparing web shards, screens read by OCR: training sites → ${p.shards}, held-out sites → ${p.heldOutShards}${beside ? ' (beside training, at low priority)' : ''}`);
@@ -88,19 +86,12 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say, sign
   }
   if (!beside) {
     for (const req of heldOut) await prepare(o, say, req);
-    return { web: { ...sites, linkSets }, heldOutShards: Promise.resolve(), heldOutDone: () => true };
+    return { web: { ...sites, linkSets }, heldOutShards: Promise.resolve() };
   }
   const heldOutShards = prepareInBackground(heldOut, (s) => say(`      ${s.subset}: ${encodedLine(s)} (beside training)`), { signal });
   // Awaited before evaluation (the demo fails there); said at once, so a user need not wait for training to learn of it.
-  let done = false;
-  heldOutShards.then(
-    () => (done = true),
-    (err: Error) => {
-      done = true;
-      if (!signal?.aborted) say(`      held-out sites: ${err.message}`);
-    },
-  );
-  return { web: { ...sites, linkSets }, heldOutShards, heldOutDone: () => done };
+  heldOutShards.catch((err: Error) => signal?.aborted || say(`      held-out sites: ${err.message}`));
+  return { web: { ...sites, linkSets }, heldOutShards };
 }
 
 async function synth(o: DemoOptions, s: Pick<SynthOptions, 'out' | 'episodes' | 'subsets' | 'apps'>) {
