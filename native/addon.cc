@@ -519,6 +519,44 @@ napi_value ThreadsEntry(napi_env env, napi_callback_info) {
   return out;
 }
 
+// The largest index + 1 an operand of `s` reads (its strides over the output's dims).
+int64_t Extent(const int64_t dims[3], const int64_t strides[3]) {
+  int64_t last = 0;
+  for (int i = 0; i < 3; ++i) last += (dims[i] - 1) * strides[i];
+  return last + 1;
+}
+
+napi_value BinaryEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 13, "binary(op, a, b, y, n0, n1, n2, a0, a1, a2, b0, b1, b2)");
+  const int64_t op = a.Int(0, "op");
+  const Floats x = a.Floats(1, "a"), w = a.Floats(2, "b"), y = a.Floats(3, "y");
+  BroadcastShape s{};
+  for (int i = 0; i < 3; ++i) {
+    s.dims[i] = a.Int(4 + i, "n");
+    s.a[i] = a.Int(7 + i, "a stride");
+    s.b[i] = a.Int(10 + i, "b stride");
+  }
+  if (!a.ok() || !a.Require(op <= 2, "op must be 0 (add), 1 (sub) or 2 (mul)") ||
+      !a.Require(s.a[2] <= 1 && s.b[2] <= 1, "the last strides must be 0 or 1")) return nullptr;
+  const int64_t total = s.dims[0] * s.dims[1] * s.dims[2];
+  if (!a.Require(static_cast<int64_t>(y.length) == total, "y must hold n0·n1·n2 elements")) return nullptr;
+  if (total == 0) return nullptr;
+  if (!a.Require(static_cast<int64_t>(x.length) >= Extent(s.dims, s.a) && static_cast<int64_t>(w.length) >= Extent(s.dims, s.b),
+                 "a and b must cover their strides")) return nullptr;
+  Binary(static_cast<BinaryOp>(op), x.data, w.data, y.data, s);
+  return nullptr;
+}
+
+napi_value SumAxisEntry(napi_env env, napi_callback_info info) {
+  Args a(env, info, 5, "sumAxis(x, y, outer, mid, inner)");
+  const Floats x = a.Floats(0, "x"), y = a.Floats(1, "y");
+  const int64_t outer = a.Int(2, "outer"), mid = a.Int(3, "mid"), inner = a.Int(4, "inner");
+  if (!a.ok() || !a.Require(static_cast<int64_t>(x.length) == outer * mid * inner, "x must hold outer·mid·inner elements") ||
+      !a.Require(static_cast<int64_t>(y.length) == outer * inner, "y must hold outer·inner elements")) return nullptr;
+  SumAxis(x.data, y.data, outer, mid, inner);
+  return nullptr;
+}
+
 napi_value ConfigEntry(napi_env env, napi_callback_info) {
   napi_value out;
   const std::string s = openblas_get_config();
@@ -556,6 +594,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"meanTokenAttentionGrad", MeanTokenAttentionGradEntry},
       {"groundingLoss", GroundingLossEntry},
       {"groundingLossGrad", GroundingLossGradEntry},
+      {"binary", BinaryEntry},
+      {"sumAxis", SumAxisEntry},
       {"setThreads", SetThreadsEntry},
       {"threads", ThreadsEntry},
       {"config", ConfigEntry},

@@ -5,7 +5,7 @@
   "targets": [
     {
       "target_name": "autoui_blas",
-      "sources": ["addon.cc", "napi_args.cc", "pool.cc", "gemm.cc", "mathfun.cc", "elementwise.cc", "feed_forward.cc", "attention.cc", "attention_layer.cc", "losses.cc"],
+      "sources": ["addon.cc", "napi_args.cc", "pool.cc", "gemm.cc", "mathfun.cc", "elementwise.cc", "feed_forward.cc", "attention.cc", "attention_layer.cc", "losses.cc", "broadcast.cc"],
       # -O3 for the vectoriser; no -ffast-math (it would reorder sums and change results between
       # builds) and no -march (the build must run on any CPU of its architecture: hot loops carry
       # AVX2 clones instead, see mathfun.h); no FMA contraction, so every clone gives the same bits;

@@ -31,6 +31,19 @@ void RmsNorm(const float* x, const float* w, float* y, int64_t rows, int64_t d, 
 // With n = x·r and g = dy·w: dx = r·(g − n·mean(g·n)), dw = Σ_rows dy·n.
 void RmsNormGrad(const float* dy, const float* x, const float* w, float* dx, float* dw, int64_t rows, int64_t d, float eps);
 
+// ---- tfjs element-wise ops with broadcasting, and sums over an axis (broadcast.cc) ----
+enum class BinaryOp { kAdd, kSub, kMul };
+// An output [dims[0], dims[1], dims[2]] (row-major); element (i, j, k) reads a[i·a[0] + j·a[1] +
+// k·a[2]] and likewise b, with a[2] and b[2] each 0 (broadcast) or 1.
+struct BroadcastShape {
+  int64_t dims[3];
+  int64_t a[3];
+  int64_t b[3];
+};
+void Binary(BinaryOp op, const float* a, const float* b, float* y, const BroadcastShape& s);
+// y[o, i] = Σ_m x[o, m, i] for x [outer, mid, inner], each sum from 0 in order of m.
+void SumAxis(const float* x, float* y, int64_t outer, int64_t mid, int64_t inner);
+
 // ---- optimiser (elementwise.cc) ----
 struct AdamWStep {
   float lr, beta1, beta2, bc1, bc2, eps, keep, gradScale;

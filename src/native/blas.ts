@@ -41,6 +41,13 @@ export interface NativeBlas {
   ): void;
   /** Σ x², accumulated in double. */
   sumSquares(x: Float32Array): number;
+  /**
+   * y [n0, n1, n2] = a op b (op 0 add, 1 sub, 2 mul), element (i, j, k) reading a[i·a0 + j·a1 + k·a2]
+   * and b[i·b0 + j·b1 + k·b2]; a2 and b2 are 0 (broadcast) or 1.
+   */
+  binary(op: number, a: Float32Array, b: Float32Array, y: Float32Array, n0: number, n1: number, n2: number, a0: number, a1: number, a2: number, b0: number, b1: number, b2: number): void;
+  /** y [outer, inner] = Σ over mid of x [outer, mid, inner], each sum from 0 in order. */
+  sumAxis(x: Float32Array, y: Float32Array, outer: number, mid: number, inner: number): void;
   /** y = x ⊙ dropout mask. */
   dropout(x: Float32Array, y: Float32Array, rate: number, seed: number): void;
   /** y = x + h ⊙ dropout mask. */

@@ -14,7 +14,8 @@
  * shapes, and the stock kernel still runs anything that is not float32 or broadcasts batches both
  * ways (see flatBroadcast). A one-sided batch broadcast ([B,m,k]×[k,n] or [m,k]×[B,k,n]) is
  * computed as the cpu kernel does; on wasm that is a fix, as its kernel does not broadcast batches.
- * On wasm, Identity (shared memory) and GatherV2 (whole slices, gather.ts) are replaced too.
+ * On wasm, Identity (shared memory), GatherV2 (whole slices, gather.ts), and the element-wise ops,
+ * Sum, Slice and SplitV (wasm_kernels.ts) are replaced too.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -26,14 +27,18 @@ import { gatherSlices, MIN_GATHER_SLICE } from './gather.js';
 import { FUSED, FUSED_OPS, type FusedOp } from './fused_ops.js';
 import { memoryOf, type NativeBackendName, type TensorMemory } from './memory.js';
 import { ADAMW_KERNEL, SUM_SQUARES_KERNEL, type AdamWAttrs } from './optimizer_kernels.js';
+import { binaryKernel, sliceKernel, splitKernel, sumKernel } from './wasm_kernels.js';
 
 export type { NativeBackendName } from './memory.js';
 type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Activation = 'linear' | 'relu' | 'relu6' | 'elu' | 'prelu' | 'leakyrelu' | 'sigmoid';
 
 const KERNELS = [tf.BatchMatMul, tf._FusedMatMul] as const;
-/** Replaced on wasm only: the cpu backend's Identity already shares memory, and wasm is the backend that trains and serves. */
-const WASM_KERNELS = [tf.Identity, tf.GatherV2] as const;
+/**
+ * Replaced on wasm only: the cpu backend's Identity already shares memory, and wasm is the backend
+ * that trains and serves (the rest: wasm_kernels.ts).
+ */
+const WASM_KERNELS = [tf.Identity, tf.GatherV2, tf.Add, tf.Sub, tf.Multiply, tf.Sum, tf.Slice, tf.SplitV] as const;
 /** The stock kernels per backend, kept to restore them and for inputs the addon does not take. */
 const originals = new Map<NativeBackendName, Map<string, tf.KernelConfig>>();
 
@@ -244,11 +249,18 @@ export function enableNativeKernels(backends: readonly NativeBackendName[] = ['w
     }
     if (saved.size !== replaced.length) continue;
     originals.set(name, saved);
+    const stock = (kernel: string) => saved.get(kernel)!.kernelFunc;
     const replacements: Record<string, () => KernelFunc> = {
       [tf.BatchMatMul]: () => batchMatMulKernel(blas, name),
       [tf._FusedMatMul]: () => fusedMatMulKernel(blas, name),
       [tf.Identity]: () => sharedIdentityKernel(name),
       [tf.GatherV2]: () => sliceGatherKernel(name),
+      [tf.Add]: () => binaryKernel(blas, tf.Add, stock(tf.Add)),
+      [tf.Sub]: () => binaryKernel(blas, tf.Sub, stock(tf.Sub)),
+      [tf.Multiply]: () => binaryKernel(blas, tf.Multiply, stock(tf.Multiply)),
+      [tf.Sum]: () => sumKernel(blas, stock(tf.Sum)),
+      [tf.Slice]: () => sliceKernel(stock(tf.Slice)),
+      [tf.SplitV]: () => splitKernel(stock(tf.SplitV)),
     };
     for (const kernel of replaced) {
       // setupFunc/disposeFunc of the stock kernel (wasm: binding its C++ function) are not needed here.
