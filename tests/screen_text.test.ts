@@ -12,7 +12,7 @@ import { AutoUiModel } from '../src/model/autoui.js';
 import { validateConfig } from '../src/model/config.js';
 import { encodeTexts, screenBatch, screenTokenCount, tapTargets, textItemsBatch, disposeScreenBatch, withGoal } from '../src/model/batch.js';
 import { gridLayout } from '../src/model/pointer.js';
-import { BOX_CODE_DIM, boxCode } from '../src/model/screen_text.js';
+import { BOX_CODE_DIM, boxCode, textTokens } from '../src/model/screen_text.js';
 import { MATCH_DIM, matchFeatures } from '../src/model/text_match.js';
 import '../src/model/register_gradients.js';
 import { parseScreenTexts } from '../src/screen/text/parse.js';
@@ -127,6 +127,26 @@ describe('the model with screen text', () => {
     expect(() => new AutoUiModel(microConfig(), 3).encodeFull(batch.inputIds, batch.inputMask, batch.screen, undefined, false, texts)).toThrow(/does not read screen text/);
     tf.dispose([fusion.fused, fusion.gate, fusion.attention, ...Object.values(texts), ...Object.values(grads)]);
     model.dispose();
+  });
+});
+
+describe('textTokens', () => {
+  it("an item's token is the mean of its real tokens' embeddings (zero for an item without any), then W_t·[ē ; c(box)] + b_t", () => {
+    const d = 2;
+    const embeddings = tf.tensor2d([[0, 0], [1, 2], [3, 6], [-4, 8], [5, 5]]);
+    // W_t = [I | 0]: the projection passes ē through and drops the box code.
+    const weight = tf.concat([tf.eye(d), tf.zeros([d, BOX_CODE_DIM])], 1) as tf.Tensor2D;
+    const items = {
+      ids: tf.tensor3d([[[1, 2], [3, 0]], [[4, 0], [0, 0]]], [2, 2, 2], 'int32'),
+      tokenMask: tf.tensor3d([[[1, 1], [1, 0]], [[1, 0], [0, 0]]], [2, 2, 2], 'int32'),
+      mask: tf.tensor2d([[1, 1], [1, 0]], [2, 2], 'int32'),
+      boxes: tf.zeros([2, 2, BOX_CODE_DIM]) as tf.Tensor3D,
+    };
+    const out = textTokens(items, { embeddings, weight, bias: tf.tensor1d([0.5, 0]) });
+    expect(out.shape).toEqual([2, 2, d]);
+    const got = out.arraySync().flat(2);
+    [2.5, 4, -3.5, 8, 5.5, 5, 0.5, 0].forEach((v, i) => expect(got[i]).toBeCloseTo(v, 6));
+    tf.dispose([embeddings, weight, out, ...Object.values(items)]);
   });
 });
 

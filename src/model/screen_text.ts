@@ -62,8 +62,12 @@ export interface TextTokenWeights {
 export function textTokens(items: TextItemsBatch, w: TextTokenWeights): tf.Tensor3D {
   return tf.tidy(() => {
     const emb = embed(w.embeddings, items.ids) as tf.Tensor4D; // [B, N, T, d]
-    const m = tf.expandDims(tf.cast(items.tokenMask, 'float32'), 3); // [B, N, T, 1]
-    const mean = tf.div(tf.sum(tf.mul(emb, m), 2), tf.maximum(tf.sum(m, 2), 1)) as tf.Tensor3D; // [B, N, d]
+    const [b, n, t] = items.ids.shape;
+    const m = tf.cast(items.tokenMask, 'float32');
+    // ē_i = Σ_t (m_it / Σ_t m_it)·E[w_it]: one [1, T]·[T, d] product per item, whose gradients are products too
+    // (a masked sum's gradient broadcasts through a tensor of ones as large as emb).
+    const share = tf.div(m, tf.maximum(tf.sum(m, 2, true), 1)); // [B, N, T]
+    const mean = tf.reshape(tf.matMul(tf.reshape(share, [b * n, 1, t]), tf.reshape(emb, [b * n, t, -1])), [b, n, -1]) as tf.Tensor3D; // [B, N, d]
     return dense(tf.concat([mean, items.boxes], 2) as tf.Tensor3D, w.weight, w.bias) as tf.Tensor3D;
   });
 }
