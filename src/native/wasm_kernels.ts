@@ -2,12 +2,12 @@
  * Stock wasm kernels that a training step spends most of its non-fused time in, replaced:
  * Add, Sub and Multiply (with broadcasting) and Sum on the addon's threads, Slice and SplitV by
  * contiguous runs. The wasm backend runs the first four on one thread, and its Sum over an axis
- * other than the last transposes its input first (a gradient's sum over a broadcast axis, e.g.
- * the screen's tokens given once per query, cost ~5 ms a call); its Slice copies a strided slice one
- * innermost row at a time through a new subarray each. Each replacement computes every element as the stock
- * kernel does (one float32 operation; a sum from 0 in index order; a copy), so the bits are the
- * same; inputs it does not take (other dtypes, broadcasts that do not fold to three axes, sums
- * over axes that are not one run or not listed in order) go to the stock kernel.
+ * other than the last transposes the whole input first (a gradient's sum over a broadcast axis is
+ * such a sum); its Slice copies a strided slice one innermost row at a time, through a new
+ * subarray each. Each replacement computes every element as the stock kernel does (one float32
+ * operation; a sum from 0 in index order; a copy), so the bits are the same; inputs it does not
+ * take (other dtypes, broadcasts that do not fold to three axes, sums over axes that are not one
+ * run or not listed in order) go to the stock kernel.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
