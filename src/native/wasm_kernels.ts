@@ -12,6 +12,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './blas.js';
+import { memoryOf } from './memory.js';
 
 type KernelFunc = tf.KernelConfig['kernelFunc'];
 type Shape = readonly number[];
@@ -105,12 +106,11 @@ export function binaryKernel(blas: NativeBlas, kernel: keyof typeof BINARY_OPS, 
     if (a.dtype !== 'float32' || b.dtype !== 'float32') return original(args);
     const plan = planBroadcast(a.shape, b.shape);
     if (!plan) return original(args);
-    const backend = args.backend as unknown as BackendWasm;
-    const out = backend.makeOutput(plan.outShape, 'float32');
+    const mem = memoryOf('wasm', args.backend);
+    const out = mem.allocate(plan.outShape);
     // Views after the allocation, which may move the heap.
-    const view = (t: tf.TensorInfo) => backend.typedArrayFromHeap(t) as Float32Array;
-    blas.binary(op, view(a), view(b), view(out), ...plan.dims, ...plan.a, ...plan.b);
-    return out;
+    blas.binary(op, mem.view(a)!, mem.view(b)!, mem.view(out.info)!, ...plan.dims, ...plan.a, ...plan.b);
+    return out.info;
   };
 }
 
@@ -125,11 +125,10 @@ export function sumKernel(blas: NativeBlas, original: KernelFunc): KernelFunc {
     const plan = axes.every((a, i) => i === 0 || a > axes[i - 1]!) ? planSum(x.shape, axes) : null;
     if (!plan) return original(args);
     const [reduced] = tf.backend_util.computeOutAndReduceShapes(x.shape, axes);
-    const backend = args.backend as unknown as BackendWasm;
-    const out = backend.makeOutput(keepDims ? tf.backend_util.expandShapeToKeepDim(reduced, axes) : reduced, 'float32');
-    const view = (t: tf.TensorInfo) => backend.typedArrayFromHeap(t) as Float32Array;
-    blas.sumAxis(view(x), view(out), plan.outer, plan.mid, plan.inner);
-    return out;
+    const mem = memoryOf('wasm', args.backend);
+    const out = mem.allocate(keepDims ? tf.backend_util.expandShapeToKeepDim(reduced, axes) : reduced);
+    blas.sumAxis(mem.view(x)!, mem.view(out.info)!, plan.outer, plan.mid, plan.inner);
+    return out.info;
   };
 }
 
