@@ -97,13 +97,13 @@ screencap and uiautomator, and can check only {"selector": "*", "text_contains":
       if (all.length === 0) throw new InputError('the suite has no tasks', o.suite);
       const tasks = tasksOfKinds(all, o.kind, o.suite);
       const gold = o.gold === undefined ? undefined : await readScriptFile(o.gold, 'the gold actions');
-      const [env, ...moreEnvs] = makeEnvs(o);
+      const envs = makeEnvs(o);
       const agent = await makeAgent(o);
       let result;
       try {
-        result = await runSuite({ tasks, out: o.out, agent, env: env!, moreEnvs, maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, gold, quiet: o.json });
+        result = await runSuite({ tasks, out: o.out, agent, env: envs[0]!, moreEnvs: envs.slice(1), maxSteps: o.maxSteps, resume: o.resume, avoidIneffective: o.avoidIneffective, gold, quiet: o.json });
       } finally {
-        await Promise.all([env!, ...moreEnvs].map((e) => e.close()));
+        await Promise.all(envs.map((e) => e.close()));
         await agent.close?.();
       }
       const s = result.summary;

@@ -99,12 +99,12 @@ const LIVE_LANES = 2;
  */
 export async function closedLoop(checkpoint: string, tasks: readonly TaskSpec[], gold: ReadonlyMap<string, readonly AitwAction[]>, out: string, offline: HeldOutSites | null, quiet?: boolean): Promise<ClosedLoopResult> {
   const agent = new PredictorAgent(await Predictor.load(checkpoint));
-  const [env, ...moreEnvs] = Array.from({ length: LIVE_LANES }, () => new ChromiumEnv());
+  const envs = Array.from({ length: LIVE_LANES }, () => new ChromiumEnv());
   let r;
   try {
-    r = await runSuite({ tasks, out, agent, env: env!, moreEnvs, resume: true, gold, quiet });
+    r = await runSuite({ tasks, out, agent, env: envs[0]!, moreEnvs: envs.slice(1), resume: true, gold, quiet });
   } finally {
-    await Promise.all([env!, ...moreEnvs].map((e) => e.close()));
+    await Promise.all(envs.map((e) => e.close()));
     await agent.close();
   }
   const kindOf = kinds(tasks);
