@@ -1,5 +1,6 @@
 {
-  # One small addon: OpenBLAS GEMMs and the fused training kernels on Float32Array memory.
+  # Two small addons: OpenBLAS GEMMs and the fused training kernels on Float32Array memory
+  # (autoui_blas), and the built-in screen encoder (autoui_pixels).
   # Plain N-API from node_api.h (shipped with Node's headers) instead of node-addon-api: flat
   # entry points do not justify a build-time npm dependency.
   "targets": [
@@ -28,6 +29,17 @@
           "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-std=c++17", "-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"] },
           "libraries": ["-L/opt/homebrew/opt/openblas/lib", "-L/usr/local/opt/openblas/lib"]
         }]
+      ]
+    },
+    {
+      # The built-in screen encoder's feature pass (pixels.cc): no OpenBLAS, no threads. No FMA
+      # contraction and no -ffast-math: its sums must round as JavaScript's do.
+      "target_name": "autoui_pixels",
+      "sources": ["pixels.cc", "napi_args.cc"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fno-math-errno", "-ffp-contract=off"],
+      "defines": ["NAPI_VERSION=8"],
+      "conditions": [
+        ["OS=='mac'", { "xcode_settings": { "OTHER_CPLUSPLUSFLAGS": ["-std=c++17", "-O3", "-fno-math-errno", "-ffp-contract=off"] } }]
       ]
     }
   ]

@@ -4,8 +4,8 @@
 
 namespace autoui {
 
-Args::Args(napi_env env, napi_callback_info info, size_t count, const char* signature)
-    : env_(env), signature_(std::string("autoui_blas.") + signature) {
+Args::Args(napi_env env, napi_callback_info info, size_t count, const char* signature, const char* module)
+    : env_(env), signature_(std::string(module) + "." + signature) {
   size_t argc = sizeof(argv_) / sizeof(argv_[0]);
   if (count > argc || napi_get_cb_info(env, info, &argc, argv_, nullptr, nullptr) != napi_ok) {
     Fail(false, "could not read the arguments");
@@ -49,38 +49,37 @@ bool Typed(napi_env env, napi_value v, napi_typedarray_type* type, void** data, 
 
 }  // namespace
 
-Array<float> Args::Floats(size_t i, const char* name, bool optional) {
-  Array<float> out;
+template <typename T>
+Array<T> Args::TypedArg(size_t i, const char* name, bool optional, napi_typedarray_type type, const char* what) {
+  Array<T> out;
   if (!ok_ || (optional && IsNullish(i))) return out;
-  napi_typedarray_type type;
+  napi_typedarray_type got;
   void* data = nullptr;
   size_t length = 0;
-  if (!Typed(env_, argv_[i], &type, &data, &length) || type != napi_float32_array) {
-    Fail(false, std::string(name) + (optional ? " must be a Float32Array or null" : " must be a Float32Array"));
+  if (!Typed(env_, argv_[i], &got, &data, &length) || got != type) {
+    Fail(false, std::string(name) + " must be " + what + (optional ? " or null" : ""));
     return out;
   }
-  out.data = static_cast<float*>(data);
+  out.data = static_cast<T*>(data);
   out.length = length;
   // A zero-length view may have a null data pointer; keep "present" distinct from "absent".
-  if (!out.data) out.data = reinterpret_cast<float*>(alignof(float));
+  if (!out.data) out.data = reinterpret_cast<T*>(alignof(T));
   return out;
 }
 
-Array<int32_t> Args::Ints(size_t i, const char* name, bool optional) {
-  Array<int32_t> out;
-  if (!ok_ || (optional && IsNullish(i))) return out;
-  napi_typedarray_type type;
-  void* data = nullptr;
-  size_t length = 0;
-  if (!Typed(env_, argv_[i], &type, &data, &length) || type != napi_int32_array) {
-    Fail(false, std::string(name) + (optional ? " must be an Int32Array or null" : " must be an Int32Array"));
-    return out;
-  }
-  out.data = static_cast<int32_t*>(data);
-  out.length = length;
-  if (!out.data) out.data = reinterpret_cast<int32_t*>(alignof(int32_t));
-  return out;
+Array<float> Args::Floats(size_t i, const char* name, bool optional) {
+  return TypedArg<float>(i, name, optional, napi_float32_array, "a Float32Array");
 }
+
+Array<int32_t> Args::Ints(size_t i, const char* name, bool optional) {
+  return TypedArg<int32_t>(i, name, optional, napi_int32_array, "an Int32Array");
+}
+
+Array<uint8_t> Args::Bytes(size_t i, const char* name) { return TypedArg<uint8_t>(i, name, false, napi_uint8_array, "a Uint8Array"); }
+
+Array<uint16_t> Args::Shorts(size_t i, const char* name) { return TypedArg<uint16_t>(i, name, false, napi_uint16_array, "a Uint16Array"); }
+
+Array<int8_t> Args::SignedBytes(size_t i, const char* name) { return TypedArg<int8_t>(i, name, false, napi_int8_array, "an Int8Array"); }
 
 Mask Args::MaskArg(size_t i, const char* name, size_t* length) {
   Mask mask;

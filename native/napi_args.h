@@ -22,8 +22,9 @@ struct Array {
 
 class Args {
  public:
-  // `signature` (e.g. "rmsNorm(x, w, y, eps)") names the entry point in every message.
-  Args(napi_env env, napi_callback_info info, size_t count, const char* signature);
+  // `signature` (e.g. "rmsNorm(x, w, y, eps)") names the entry point in every message, after
+  // `module` (the addon's name).
+  Args(napi_env env, napi_callback_info info, size_t count, const char* signature, const char* module = "autoui_blas");
 
   bool ok() const { return ok_; }
   size_t count() const { return count_; }
@@ -31,6 +32,9 @@ class Args {
   // A Float32Array; with `optional`, null or undefined gives an empty Array.
   Array<float> Floats(size_t i, const char* name, bool optional = false);
   Array<int32_t> Ints(size_t i, const char* name, bool optional = false);
+  Array<uint8_t> Bytes(size_t i, const char* name);
+  Array<uint16_t> Shorts(size_t i, const char* name);
+  Array<int8_t> SignedBytes(size_t i, const char* name);
   // An Int32Array or Float32Array of 0/1 values, or null/undefined (absent); its length in *length.
   Mask MaskArg(size_t i, const char* name, size_t* length);
   // An integer in [0, 2^31).
@@ -45,6 +49,9 @@ class Args {
 
  private:
   bool IsNullish(size_t i);
+  // The typed array at i if it has `type`; else fails with "<name> must be <what>".
+  template <typename T>
+  Array<T> TypedArg(size_t i, const char* name, bool optional, napi_typedarray_type type, const char* what);
   void Fail(bool range, const std::string& message);
 
   napi_env env_;

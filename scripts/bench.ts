@@ -26,6 +26,7 @@ import { Predictor } from '../src/infer/predict.js';
 import { OcrReader } from '../src/screen/text/ocr.js';
 import { disableFusedKernels, enableFusedKernels, nativeKernelBackends } from '../src/native/kernels.js';
 import { loadEncoder } from '../src/screen/vision/index.js';
+import { pixelKernels } from '../src/screen/vision/builtin/native.js';
 import { AdamW } from '../src/train/adamw.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { train } from '../src/pipeline/train.js';
@@ -98,7 +99,7 @@ async function benchData(dir: string): Promise<void> {
       screens += r.encoded;
     }
   });
-  results.prepare = { screens, screensPerSecond: screens / tPrep, encoderMsPerScreen: (tEnc * 1000) / imgs.length, target: TARGETS.preparePerS };
+  results.prepare = { screens, screensPerSecond: screens / tPrep, encoderMsPerScreen: (tEnc * 1000) / imgs.length, nativeEncoder: pixelKernels() !== null, target: TARGETS.preparePerS };
 }
 
 /** numpy's 2048² matmul on both cores (OpenBLAS), best of 5, when python3-numpy is installed: the machine's peak now. */
@@ -380,7 +381,7 @@ function printTable(h: Record<string, any>): void {
   const f = (x: unknown, d = 1) => (typeof x === 'number' ? x.toFixed(d) : String(x));
   console.log(`backend: ${h.backend} · load average ${f(r.loadAverage, 2)} (2 shared cores)`);
   console.log(`TFRecord read (uncompressed MB/s): gunzip only ${f(r.tfrecord.gunzipMBps)} · frames+CRC ${f(r.tfrecord.framesMBps)} (${f(r.tfrecord.framesVsGunzip, 2)}× gunzip) · full AITW steps ${f(r.tfrecord.stepsMBps)} (${f(r.tfrecord.stepsVsGunzip, 2)}×), ${f(r.tfrecord.stepsPerSecond, 0)} steps/s`);
-  console.log(`prepare (built-in encoder): ${f(h.prepare_screens_per_s, 0)} screens/s (target ≥ ${TARGETS.preparePerS}) · encoder ${f(r.prepare.encoderMsPerScreen, 2)} ms/screen`);
+  console.log(`prepare (built-in encoder${r.prepare.nativeEncoder ? ', C++' : ', JavaScript'}): ${f(h.prepare_screens_per_s, 0)} screens/s (target ≥ ${TARGETS.preparePerS}) · encoder ${f(r.prepare.encoderMsPerScreen, 2)} ms/screen`);
   console.log(`BLAS peak (numpy 2048², 2 threads): ${f(h.blas_peak_gflops)} GFLOP/s (samples ${r.blasPeakSamples.map((x: number | null) => f(x)).join(', ')})`);
   for (const name of ['tiny', 'tiny_aux', 'small']) {
     const t = r[`train_${name}`];

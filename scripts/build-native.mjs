@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * Builds the optional OpenBLAS addon (native/ → native/build/Release/autoui_blas.node) when the
+ * Builds the optional addons (native/ → native/build/Release/autoui_blas.node, OpenBLAS and the
+ * fused training kernels, and autoui_pixels.node, the built-in screen encoder) when the
  * machine has what it needs: OpenBLAS headers and library, Node's headers, and node-gyp. Never
  * fails an install: when something is missing or the build breaks it prints one line saying why
  * and exits 0, and the program falls back to the pure-JS/wasm kernels.
@@ -78,4 +79,4 @@ if (r.status !== 0) {
   const why = lines.find((l) => /error/i.test(l) && !/^gyp ERR! (stack|cwd|node -v|node-gyp -v|System|command)/.test(l)) ?? `node-gyp exited with ${r.status ?? r.signal}`;
   skip(`build failed: ${why}`);
 }
-console.log('build-native: built native/build/Release/autoui_blas.node (OpenBLAS matmul and fused training kernels)');
+console.log('build-native: built native/build/Release/autoui_blas.node (OpenBLAS matmul and fused training kernels) and autoui_pixels.node (the built-in screen encoder)');

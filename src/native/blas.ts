@@ -3,10 +3,7 @@
  * best effort: absent, unbuildable or broken, `loadNativeBlas()` returns undefined and callers keep
  * the JS/wasm kernels.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../util/addon.js';
 
 /** A 0/1 mask as the tensor holds it (int32 or float32). */
 export type MaskArray = Int32Array | Float32Array;
@@ -128,17 +125,7 @@ export interface NativeBlas {
   config(): string;
 }
 
-const ADDON = join('native', 'build', 'Release', 'autoui_blas.node');
 let cached: { blas: NativeBlas | undefined } | undefined;
-
-/** The project root: the nearest ancestor holding native/ (works from src/ under tsx/vitest and from dist/src/). */
-function findAddon(): string | undefined {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    const file = join(dir, ADDON);
-    if (existsSync(file)) return file;
-  }
-  return undefined;
-}
 
 /**
  * The addon with its threads set (default 2 = this machine's cores; AUTOUI_BLAS_THREADS overrides),
@@ -146,19 +133,11 @@ function findAddon(): string | undefined {
  */
 export function loadNativeBlas(): NativeBlas | undefined {
   if (cached) return cached.blas;
-  cached = { blas: undefined };
-  if (process.env.AUTOUI_NATIVE === '0') return undefined;
-  const file = findAddon();
-  if (!file) return undefined;
-  try {
-    const blas = createRequire(import.meta.url)(file) as NativeBlas;
-    // A fixed count, not "all cores": results must not depend on the machine for resume to be bit-exact.
-    blas.setThreads(blasThreads());
-    cached.blas = blas;
-  } catch {
-    // e.g. built against another Node ABI or libopenblas removed since: fall back silently.
-  }
-  return cached.blas;
+  const blas = loadAddon<NativeBlas>('autoui_blas');
+  // A fixed count, not "all cores": results must not depend on the machine for resume to be bit-exact.
+  blas?.setThreads(blasThreads());
+  cached = { blas };
+  return blas;
 }
 
 function blasThreads(): number {

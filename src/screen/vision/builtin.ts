@@ -2,9 +2,10 @@ import sharp from 'sharp';
 import type { RawImage } from '../types.js';
 import { InputError } from '../../util/errors.js';
 import type { EncoderInfo, VisionEncoder } from './encoder.js';
-import { colourPlanes, fillPlanes } from './builtin/colour.js';
+import { colourPlanes, fillPlanes, lutBins, lutCounts, lutWeights } from './builtin/colour.js';
 import { GRID_COLS, GRID_ROWS, MAX_COARSE_PIXELS, MAX_FINE_PIXELS, PATCH_PX, screenGeometry, type ScreenGeometry } from './builtin/geometry.js';
-import { accumulateLbp, lbpFeatures, LBP_FEATURES } from './builtin/lbp.js';
+import { accumulateLbp, BIN_OF, lbpFeatures, LBP_FEATURES } from './builtin/lbp.js';
+import { pixelKernels } from './builtin/native.js';
 import {
   CHROMA_FEATURES,
   EDGE_FEATURES,
@@ -72,6 +73,12 @@ export const BUILTIN_INFO: EncoderInfo = Object.freeze({
 
 const DIM = BUILTIN_INFO.dim;
 
+/** BUILTIN_LAYOUT as the native pass takes it (native.ts). */
+const NATIVE_LAYOUT = Int32Array.from([
+  ...(['luma', 'edges', 'stats', 'histogram', 'position', 'pairs', 'row', 'lbp'] as const).map((g) => BUILTIN_LAYOUT[g][0]),
+  DIM,
+]);
+
 /** The pixel geometry of a `width × height` screen: which patches are real, and its resized sizes. */
 export function builtinGeometry(size: { width: number; height: number }): ScreenGeometry {
   return screenGeometry(BUILTIN_INFO, size);
@@ -122,11 +129,16 @@ function patchVector(g: ScreenGeometry, r: number, c: number, positions: Float32
 /**
  * Features of one screen from its resized RGB image (`fine`: g.fineWidth × g.fineHeight × 3 bytes,
  * as resizeForBuiltin gives it): patches × dim, padding patches zero. Pure; exported for tests and
- * benchmarks.
+ * benchmarks. `native`: the addon's pass (null: the JavaScript below; the same bits).
  */
-export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry): Float32Array {
+export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry, native = pixelKernels()): Float32Array {
   const expected = g.fineWidth * g.fineHeight * 3;
   if (fine.length !== expected) throw new Error(`builtinFeatures: expected ${g.fineWidth}×${g.fineHeight}×3 = ${expected} bytes, got ${fine.length}`);
+  if (native) {
+    const out = new Float32Array(BUILTIN_INFO.patches * DIM);
+    native.builtinFeatures(fine, g.width, g.height, g.rows, g.cols, GRID_COLS, NATIVE_LAYOUT, lutBins, lutWeights, lutCounts, BIN_OF, positionTable(g.layout), out);
+    return out;
+  }
   splitFine(fine, g);
   fillPlanes(coarseRgb, g.width * g.height, planes);
   accumulatePairs(planes, g.width, g.height);

@@ -24,7 +24,7 @@ const THRESHOLD = Math.ceil(0.04 * 255); // grey levels are integers: 10.2 → 1
 /** Histograms are kept per half-patch block, as the colour pairs are. */
 const BLOCK = FINE_PATCH_PX / 2;
 /** Pattern → bin: uniform patterns (≤ 2 bit changes around the circle) get their own; 0 (no marked neighbour) is dropped (-1). */
-const BIN_OF: Int8Array = (() => {
+export const BIN_OF: Int8Array = (() => {
   const t = new Int8Array(256).fill(LBP_BINS - 1);
   let next = 0;
   for (let c = 1; c < 256; c++) {

@@ -11,7 +11,8 @@
  * it to sharp's output on many sizes (and would catch a libvips that computes otherwise). A shrink
  * of 1.5 or more reads 5 or more taps, where libvips's vector code wins (a 412×915 page: 1.1 ms
  * against ~8 in JavaScript); such shrinks, enlarging and other channel counts return null and go
- * to sharp.
+ * to sharp. Both passes run in C++ where the `autoui_pixels` addon is built (native.ts: the same
+ * arithmetic, vectorised).
  *
  * libvips's steps, per axis, for an input of `size` pixels reduced by `shrink` (below twice its
  * default gap of 2, so with no box shrink first):
@@ -27,6 +28,7 @@
 
 import type { RawImage } from '../../types.js';
 import { BoundedMap } from '../../../util/bounded_map.js';
+import { pixelKernels, type PixelKernels } from './native.js';
 
 const PHASES = 64; // VIPS_TRANSFORM_SCALE
 const SHIFT = 12; // VIPS_INTERPOLATE_SHIFT
@@ -104,8 +106,12 @@ function axis(along: 'rows' | 'columns', size: number, shrink: number, out: numb
  */
 
 /** Rows reduced: rows of `rowBytes` bytes → plan.out rows. */
-function reduceRows(src: Uint8Array, rowBytes: number, { out: rows, index, weight }: AxisPlan): Uint8Array {
+function reduceRows(src: Uint8Array, rowBytes: number, { out: rows, index, weight }: AxisPlan, native: PixelKernels | null): Uint8Array {
   const out = new Uint8Array(rows * rowBytes);
+  if (native) {
+    native.reduceRows(src, rowBytes, index, weight, out);
+    return out;
+  }
   for (let o = 0, k = 0; o < rows; o++, k += TAPS) {
     const r0 = index[k]! * rowBytes, r1 = index[k + 1]! * rowBytes, r2 = index[k + 2]! * rowBytes;
     const w0 = weight[k]!, w1 = weight[k + 1]!, w2 = weight[k + 2]!;
@@ -115,8 +121,12 @@ function reduceRows(src: Uint8Array, rowBytes: number, { out: rows, index, weigh
 }
 
 /** Columns of 3-byte pixels reduced: rows of `width` pixels → plan.out pixels. */
-function reduceColumns(src: Uint8Array, width: number, height: number, { out: cols, index, weight }: AxisPlan): Uint8Array {
+function reduceColumns(src: Uint8Array, width: number, height: number, { out: cols, index, weight }: AxisPlan, native: PixelKernels | null): Uint8Array {
   const out = new Uint8Array(cols * height * 3);
+  if (native) {
+    native.reduceColumns(src, width, height, index, weight, out);
+    return out;
+  }
   let q = 0;
   for (let y = 0; y < height; y++) {
     const row = y * width * 3;
@@ -133,9 +143,9 @@ function reduceColumns(src: Uint8Array, width: number, height: number, { out: co
 
 /**
  * `img` (3 channels) shrunk to outWidth × outHeight as sharp's linear resize gives it, or null where
- * this does not apply (then use sharp).
+ * this does not apply (then use sharp). `native`: the addon's loops (null: JavaScript's).
  */
-export function reduceLinear(img: RawImage, outWidth: number, outHeight: number): Uint8Array | null {
+export function reduceLinear(img: RawImage, outWidth: number, outHeight: number, native = pixelKernels()): Uint8Array | null {
   const { data, width, height, channels } = img;
   if (channels !== 3 || outWidth > width || outHeight > height) return null;
   // sharp asks vips_resize for scale 1/(width/outWidth); libvips's reduce takes the reciprocal again.
@@ -144,6 +154,6 @@ export function reduceLinear(img: RawImage, outWidth: number, outHeight: number)
   const vertical = vshrink === 1 ? null : axis('rows', height, vshrink, outHeight);
   const horizontal = hshrink === 1 ? null : axis('columns', width, hshrink, outWidth);
   if ((vshrink !== 1 && !vertical) || (hshrink !== 1 && !horizontal)) return null;
-  const tall = vertical ? reduceRows(data, width * channels, vertical) : data;
-  return horizontal ? reduceColumns(tall, width, outHeight, horizontal) : tall === data ? new Uint8Array(data) : tall;
+  const tall = vertical ? reduceRows(data, width * channels, vertical, native) : data;
+  return horizontal ? reduceColumns(tall, width, outHeight, horizontal, native) : tall === data ? new Uint8Array(data) : tall;
 }
