@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { RawImage } from '../src/screen/types.js';
 import { builtinGeometry } from '../src/screen/vision/builtin.js';
+import { pixelKernels } from '../src/screen/vision/builtin/native.js';
 import { reduceLinear } from '../src/screen/vision/builtin/reduce.js';
 import { Rng } from '../src/util/rng.js';
 
@@ -42,13 +43,18 @@ describe('reduceLinear: libvips linear reduce, byte for byte', () => {
     [160, 256, 128, 256],
     [128, 400, 128, 284],
   ];
+  // The JavaScript loops, and the C++ ones where the autoui_pixels addon is built.
+  const paths = [['JavaScript', null], ...(pixelKernels() ? [['C++', pixelKernels()] as const] : [])] as const;
   for (const [w, h, ow, oh] of cases) {
     it(`${w}×${h} → ${ow}×${oh} equals sharp`, async () => {
       for (const kind of ['noise', 'binary', 'stripes'] as const) {
         const img = image(w, h, kind, w * 31 + h);
-        const mine = reduceLinear(img, ow, oh);
-        expect(mine, kind).not.toBeNull();
-        expect(Buffer.compare(Buffer.from(mine!), Buffer.from(await viaSharp(img, ow, oh))), kind).toBe(0);
+        const want = Buffer.from(await viaSharp(img, ow, oh));
+        for (const [name, native] of paths) {
+          const mine = reduceLinear(img, ow, oh, native);
+          expect(mine, `${kind}, ${name}`).not.toBeNull();
+          expect(Buffer.compare(Buffer.from(mine!), want), `${kind}, ${name}`).toBe(0);
+        }
       }
     });
   }
