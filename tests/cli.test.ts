@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { train } from '../src/pipeline/train.js';
+import { pixelKernels } from '../src/screen/vision/builtin/native.js';
 import { DEFAULT_TRAIN } from '../src/train/trainer.js';
 import { tinyShards } from './helpers/tiny_data.js';
 
@@ -34,9 +35,12 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     });
   });
 
-  it('info --json names the backend', async () => {
+  it('info --json names the backend and the built-in encoder\'s code', async () => {
     const { stdout } = await autoui('info', '--json');
     expect(JSON.parse(stdout)).toMatchObject({ backend: expect.stringMatching(/wasm|cpu|tensorflow/), cpus: expect.any(Number) });
+    expect(JSON.parse(stdout).builtinEncoder).toBe(pixelKernels() ? 'C++ (autoui_pixels)' : 'JavaScript');
+    const plain = await run('node', [CLI, 'info', '--json'], { env: { ...process.env, AUTOUI_NATIVE: '0' } });
+    expect(JSON.parse(plain.stdout).builtinEncoder).toBe('JavaScript');
   });
 
   it('eval --json in a fresh process (backend initialised by the command itself), then score reproduces it', async () => {

@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { cpus } from 'node:os';
 import { initBackend, packageVersion, type BackendName } from '../backend.js';
+import { pixelKernels } from '../screen/vision/builtin/native.js';
 import { AUTOUI_VERSION } from '../util/version.js';
 import { printJson } from './common.js';
 
 export function registerInfo(program: Command): void {
   program
     .command('info')
-    .description('print the TensorFlow.js backend in use, library versions and thread count')
+    .description('print the TensorFlow.js backend in use, the built-in encoder\'s code, library versions and thread count')
     .option('--backend <name>', 'force a backend: tensorflow | wasm-blas | wasm | cpu-blas | cpu (default: fastest installed)')
     .option('--json', 'machine-readable output')
     .action(async (opts: { backend?: BackendName; json?: boolean }) => {
@@ -19,6 +20,7 @@ export function registerInfo(program: Command): void {
         backendPackage: b.provider,
         gpu: b.gpu,
         threads: b.threads,
+        builtinEncoder: pixelKernels() ? 'C++ (autoui_pixels)' : 'JavaScript',
         cpus: cpus().length,
         versions: Object.fromEntries(
           [
