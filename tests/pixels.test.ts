@@ -4,34 +4,17 @@ import { rasterizeScreen } from '../src/data/synth/raster.js';
 import { applyEvent, initialState, type UiState } from '../src/data/synth/state.js';
 import { makeWorld } from '../src/data/synth/world.js';
 import type { RawImage } from '../src/screen/types.js';
-import { BUILTIN_INFO, BUILTIN_LAYOUT, builtinFeatures, builtinGeometry, resizeForBuiltin } from '../src/screen/vision/builtin.js';
+import { BUILTIN_INFO, NATIVE_LAYOUT, builtinFeatures, builtinGeometry, resizeForBuiltin } from '../src/screen/vision/builtin.js';
+import { GRID_COLS } from '../src/screen/vision/builtin/geometry.js';
+import { POSITION_FEATURES } from '../src/screen/vision/builtin/position.js';
 import { pixelKernels } from '../src/screen/vision/builtin/native.js';
 import { reduceLinear } from '../src/screen/vision/builtin/reduce.js';
 import { Rng } from '../src/util/rng.js';
+import { patternImage } from './helpers/screens.js';
 
 const native = pixelKernels();
 
-/** Random bytes, black/white noise, hard stripes, or a flat UI-like screen with a few boxes and text-like strokes. */
-function image(width: number, height: number, kind: 'noise' | 'binary' | 'stripes' | 'ui', seed: number): RawImage {
-  const rng = Rng.from('pixels-test', seed);
-  const data = new Uint8Array(width * height * 3);
-  const boxes = Array.from({ length: 6 }, () => ({ x: rng.int(0, width - 1), y: rng.int(0, height - 1), w: rng.int(4, 60), h: rng.int(4, 30), c: [rng.int(0, 255), rng.int(0, 255), rng.int(0, 255)] }));
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 3;
-      for (let ch = 0; ch < 3; ch++) {
-        if (kind === 'noise') data[i + ch] = rng.int(0, 255);
-        else if (kind === 'binary') data[i + ch] = rng.chance(0.5) ? 0 : 255;
-        else if (kind === 'stripes') data[i + ch] = x % 5 < 2 ? 250 : 8;
-        else {
-          const box = boxes.find((b) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h);
-          data[i + ch] = box ? box.c[ch]! : y % 24 < 7 && x % 3 === 0 && x > 20 && x < width - 20 ? 40 : 245;
-        }
-      }
-    }
-  }
-  return { width, height, channels: 3, data };
-}
+const image = (width: number, height: number, kind: 'noise' | 'binary' | 'stripes' | 'ui', seed: number): RawImage => patternImage(width, height, kind, seed, 'pixels-test');
 
 /** Same bits, element by element (NaN and −0 included). */
 function sameBits(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
@@ -92,10 +75,8 @@ describe.skipIf(!native)('autoui_pixels: the built-in encoder in C++ gives the J
 
   it('refuses arrays that do not cover the sizes given, naming the argument', async () => {
     const { fine, geometry: g } = await resizeForBuiltin(image(160, 320, 'ui', 1));
-    const L = BUILTIN_LAYOUT;
-    const layout = Int32Array.from([L.luma[0], L.edges[0], L.stats[0], L.histogram[0], L.position[0], L.pairs[0], L.row[0], L.lbp[0], BUILTIN_INFO.dim]);
     const features = (f: Uint8Array, out: Float32Array) =>
-      native!.builtinFeatures(f, g.width, g.height, g.rows, g.cols, 8, layout, new Uint8Array(1 << 17), new Float32Array(1 << 17), new Uint8Array(1 << 15), new Int8Array(256), new Float32Array(BUILTIN_INFO.patches * 22), out);
+      native!.builtinFeatures(f, g.width, g.height, g.rows, g.cols, GRID_COLS, NATIVE_LAYOUT, new Uint8Array(1 << 17), new Float32Array(1 << 17), new Uint8Array(1 << 15), new Int8Array(256), new Float32Array(BUILTIN_INFO.patches * POSITION_FEATURES), out);
     expect(() => features(fine.subarray(3), new Float32Array(BUILTIN_INFO.patches * BUILTIN_INFO.dim))).toThrow(/autoui_pixels\.builtinFeatures.*fine must hold/);
     expect(() => features(fine, new Float32Array(BUILTIN_INFO.dim))).toThrow(/out must hold/);
     expect(() => features(new Float32Array(4) as unknown as Uint8Array, new Float32Array(BUILTIN_INFO.patches * BUILTIN_INFO.dim))).toThrow(/fine must be a Uint8Array/);

@@ -5,7 +5,7 @@ import type { RawImage } from '../src/screen/types.js';
 import { builtinGeometry } from '../src/screen/vision/builtin.js';
 import { pixelKernels } from '../src/screen/vision/builtin/native.js';
 import { reduceLinear } from '../src/screen/vision/builtin/reduce.js';
-import { Rng } from '../src/util/rng.js';
+import { patternImage } from './helpers/screens.js';
 
 /** What the built-in encoder asked libvips for before reduce.ts: the reference bytes. */
 async function viaSharp(img: RawImage, width: number, height: number): Promise<Uint8Array> {
@@ -16,16 +16,7 @@ async function viaSharp(img: RawImage, width: number, height: number): Promise<U
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
 }
 
-/** A deterministic image: random bytes, black/white noise or hard stripes (sharp edges are where rounding shows). */
-function image(width: number, height: number, kind: 'noise' | 'binary' | 'stripes', seed: number): RawImage {
-  const rng = Rng.from('reduce-test', seed);
-  const data = new Uint8Array(width * height * 3);
-  for (let i = 0; i < data.length; i++) {
-    const x = Math.floor(i / 3) % width;
-    data[i] = kind === 'noise' ? rng.int(0, 255) : kind === 'binary' ? (rng.chance(0.5) ? 0 : 255) : x % 5 < 2 ? 250 : 8;
-  }
-  return { width, height, channels: 3, data };
-}
+const image = (width: number, height: number, kind: 'noise' | 'binary' | 'stripes', seed: number): RawImage => patternImage(width, height, kind, seed, 'reduce-test');
 
 describe('reduceLinear: libvips linear reduce, byte for byte', () => {
   // The synthetic screens' shrinks (160, 144 and 180 px wide), the largest below 1.5, widths whose masks round

@@ -1,6 +1,8 @@
 /** Small hand-made screenshots (encoded bytes) for inference tests. */
 import { crc32 } from '@node-rs/crc32';
 import sharp from 'sharp';
+import type { RawImage } from '../../src/screen/types.js';
+import { Rng } from '../../src/util/rng.js';
 
 /** A phone-like screen: white background, a coloured bar on top and a button; encoded as `format`. */
 export async function makeScreenshot(width = 540, height = 1200, format: 'png' | 'jpeg' | 'webp' = 'png', alpha = false): Promise<Buffer> {
@@ -43,4 +45,27 @@ export async function pixelAt(png: Uint8Array, yx: readonly [number, number]): P
   const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const o = (Math.round(yx[0] * info.height) * info.width + Math.round(yx[1] * info.width)) * 3;
   return [data[o]!, data[o + 1]!, data[o + 2]!];
+}
+
+/**
+ * A deterministic raw RGB image (`label` and `seed` pick the random draw): random bytes, black/white
+ * noise, hard stripes (sharp edges are where rounding shows), or a flat UI-like screen with a few
+ * coloured boxes and rows of text-like strokes.
+ */
+export function patternImage(width: number, height: number, kind: 'noise' | 'binary' | 'stripes' | 'ui', seed: number, label: string): RawImage {
+  const rng = Rng.from(label, seed);
+  const boxes = kind !== 'ui' ? [] : Array.from({ length: 6 }, () => ({ x: rng.int(0, width - 1), y: rng.int(0, height - 1), w: rng.int(4, 60), h: rng.int(4, 30), c: [rng.int(0, 255), rng.int(0, 255), rng.int(0, 255)] }));
+  const data = new Uint8Array(width * height * 3);
+  for (let i = 0; i < data.length; i++) {
+    const p = Math.floor(i / 3);
+    const x = p % width, y = Math.floor(p / width), ch = i % 3;
+    if (kind === 'noise') data[i] = rng.int(0, 255);
+    else if (kind === 'binary') data[i] = rng.chance(0.5) ? 0 : 255;
+    else if (kind === 'stripes') data[i] = x % 5 < 2 ? 250 : 8;
+    else {
+      const box = boxes.find((b) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h);
+      data[i] = box ? box.c[ch]! : y % 24 < 7 && x % 3 === 0 && x > 20 && x < width - 20 ? 40 : 245;
+    }
+  }
+  return { width, height, channels: 3, data };
 }

@@ -74,7 +74,7 @@ export const BUILTIN_INFO: EncoderInfo = Object.freeze({
 const DIM = BUILTIN_INFO.dim;
 
 /** BUILTIN_LAYOUT as the native pass takes it (native.ts). */
-const NATIVE_LAYOUT = Int32Array.from([
+export const NATIVE_LAYOUT = Int32Array.from([
   ...(['luma', 'edges', 'stats', 'histogram', 'position', 'pairs', 'row', 'lbp'] as const).map((g) => BUILTIN_LAYOUT[g][0]),
   DIM,
 ]);
