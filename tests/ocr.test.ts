@@ -292,6 +292,18 @@ describe('real OCR (PP-OCRv4)', () => {
     await separatorsOnly.dispose();
   });
 
+  test('the models opened as shipped (no folded convolution tails) read the same lines and boxes', async () => {
+    const img = await wordsImage(words, W, H);
+    const shipped = await OcrReader.load({ workers: 1, foldConvTails: false });
+    try {
+      const [a, b] = [(await shipped.read([img]))[0]!, (await ocr.read([img]))[0]!];
+      expect(b.map((l) => [l.text, l.box])).toEqual(a.map((l) => [l.text, l.box]));
+      b.forEach((l, i) => expect(l.score).toBeCloseTo(a[i]!.score, 4)); // probabilities move by rounding only
+    } finally {
+      await shipped.dispose();
+    }
+  });
+
   test('a blank image gives no text; grey and RGBA inputs read the same words', async () => {
     const blank: RawImage = { width: 300, height: 200, channels: 3, data: new Uint8Array(300 * 200 * 3).fill(255) };
     const rgb = await wordsImage(words.slice(0, 2), W, 160);

@@ -68,6 +68,11 @@ export interface OcrOptions {
    * mean to time them as new.
    */
   rememberLines?: boolean;
+  /**
+   * Fold each convolution's element-wise tail (scalar affines, hard-swish) into the convolutions when
+   * the models open (default; onnx_fold.ts): the same text, read faster. False opens the files as shipped.
+   */
+  foldConvTails?: boolean;
 }
 
 export const OCR_DEFAULTS = {
@@ -102,6 +107,7 @@ function resolveOptions(o: OcrOptions): Resolved {
     workers: workers > 1 && existsSync(fileURLToPath(WORKER)) ? workers : 1,
     threads: workers > 1 ? 1 : o.threads ?? OCR_DEFAULTS.threads,
     rec: { ...OCR_DEFAULTS.rec, ...o.rec },
+    foldConvTails: o.foldConvTails ?? OCR_DEFAULTS.foldConvTails,
   };
 }
 
@@ -190,7 +196,7 @@ export class OcrReader implements TextReader {
     const paths = resolveModelPaths(opts.modelDir);
     const chars = await loadCharacters(paths.dictionary);
     const r = resolveOptions(opts);
-    const settings: EngineSettings = { detLimitSide: r.detLimitSide, adaptive: r.adaptive, db: r.db, threads: r.threads, rec: r.rec };
+    const settings: EngineSettings = { detLimitSide: r.detLimitSide, adaptive: r.adaptive, db: r.db, threads: r.threads, rec: r.rec, foldConvTails: r.foldConvTails };
     const runner = r.workers > 1 ? onWorkers({ paths, chars, settings }, r.workers) : inThread(new OcrEngine(paths, chars, settings));
     return new OcrReader(runner, r);
   }

@@ -7,12 +7,14 @@
  * gives axis-aligned line boxes (ocr_detect.ts); each box is cropped from the full-resolution image,
  * resized to height 48 and recognised (ocr_recognize.ts).
  */
+import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
 import type { RawImage } from '../types.js';
 import { InputError } from '../../util/errors.js';
 import { DB_DEFAULTS, dbBoxes, detectionSize, secondPassLimit, toSourceBox, type DbParams, type MapBox } from './ocr_detect.js';
 import { cropResizeRgb, packBgr, resizeRgb, type PixelBox } from './ocr_image.js';
 import { MODELS_PACKAGE, type OcrModelPaths } from './ocr_models.js';
+import { foldConvTails } from './onnx_fold.js';
 import { REC_HEIGHT, ctcGreedy, planBatches, recWidth, type BatchLimits, type Decoded } from './ocr_recognize.js';
 
 export interface AdaptiveDetection {
@@ -28,6 +30,8 @@ export interface EngineSettings {
   /** onnxruntime intra-op threads per session. */
   threads: number;
   rec: BatchLimits;
+  /** Open the models with their convolutions' element-wise tails folded in (onnx_fold.ts): the same outputs up to rounding, faster. */
+  foldConvTails: boolean;
 }
 
 export const ENGINE_DEFAULTS = {
@@ -35,6 +39,7 @@ export const ENGINE_DEFAULTS = {
   adaptive: { minTextHeight: 15, targetTextHeight: 20 } satisfies AdaptiveDetection,
   db: DB_DEFAULTS,
   rec: { maxBatch: 1, maxColumns: 512, maxSpread: 1.3, minWidth: 64 } satisfies BatchLimits,
+  foldConvTails: true,
 } as const;
 
 /**
@@ -73,10 +78,14 @@ export class OcrEngine {
       // pipeline (and other jobs), where spinning burns the time another thread needs.
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const open = (path: string) =>
-      ort.InferenceSession.create(path, o).catch((err: unknown) => {
+    const open = async (path: string) => {
+      try {
+        if (!this.s.foldConvTails) return await ort.InferenceSession.create(path, o);
+        return await ort.InferenceSession.create(foldConvTails(await readFile(path)).model, o);
+      } catch (err) {
         throw new InputError(`not a loadable ONNX model (${(err as Error).message}); reinstall ${MODELS_PACKAGE}`, path);
-      });
+      }
+    };
     this.sessions ??= Promise.all([open(this.paths.detection), open(this.paths.recognition)]).then(([det, rec]) => ({ det, rec }));
     return this.sessions;
   }

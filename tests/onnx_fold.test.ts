@@ -1,0 +1,176 @@
+/**
+ * The convolution-tail fold (src/screen/text/onnx_fold.ts): on small hand-built graphs with every
+ * pattern it rewrites (and the cases it must leave alone), and on the two PP-OCRv4 models it is
+ * for: the folded graph computes what the shipped one does, to float rounding, with fewer nodes.
+ */
+import { readFileSync } from 'node:fs';
+import * as ort from 'onnxruntime-node';
+import onnxProto from 'onnx-proto';
+import { describe, expect, test } from 'vitest';
+import { foldConvTails } from '../src/screen/text/onnx_fold.js';
+import { resolveModelPaths } from '../src/screen/text/ocr_models.js';
+import { Rng } from '../src/util/rng.js';
+
+const { onnx } = onnxProto;
+const A = onnx.AttributeProto.AttributeType;
+
+function random(n: number, seed: number, scale = 1): Float32Array {
+  const rng = Rng.from('onnx_fold', seed);
+  return Float32Array.from({ length: n }, () => rng.range(-scale, scale));
+}
+
+/** A tiny graph builder: constants as initializers, nodes in order, one float input x [1, C, H, W]. */
+class Builder {
+  nodes: onnxProto.onnx.INodeProto[] = [];
+  inits: onnxProto.onnx.ITensorProto[] = [];
+  private k = 0;
+  constructor(private readonly opset: number) {}
+
+  constant(data: Float32Array | number[], dims: number[]): string {
+    const name = `c${this.k++}`;
+    const f = Float32Array.from(data);
+    this.inits.push(onnx.TensorProto.create({ name, dims, dataType: 1, rawData: new Uint8Array(f.buffer) }));
+    return name;
+  }
+
+  node(opType: string, input: string[], attribute: onnxProto.onnx.IAttributeProto[] = []): string {
+    const out = `t${this.k++}`;
+    this.nodes.push(onnx.NodeProto.create({ opType, input, output: [out], attribute }));
+    return out;
+  }
+
+  conv(x: string, cin: number, cout: number, k: number, pad: number, seed: number, group = 1): string {
+    const w = this.constant(random((cout * cin * k * k) / group, seed, 0.5), [cout, cin / group, k, k]);
+    const b = this.constant(random(cout, seed + 1, 0.1), [cout]);
+    return this.node('Conv', [x, w, b], [
+      onnx.AttributeProto.create({ name: 'kernel_shape', type: A.INTS, ints: [k, k] }),
+      onnx.AttributeProto.create({ name: 'pads', type: A.INTS, ints: [pad, pad, pad, pad] }),
+      onnx.AttributeProto.create({ name: 'group', type: A.INT, i: group }),
+    ]);
+  }
+
+  affine(x: string, s: number, b: number): string {
+    return this.node('Add', [this.node('Mul', [this.constant([s], [1]), x]), this.constant([b], [1])]);
+  }
+
+  /** x · Clip(x + 3, 0, 6) / 6, as PaddlePaddle exports it (Clip's bounds as attributes before opset 11). */
+  hardSwish(x: string): string {
+    const shifted = this.node('Add', [x, this.constant([3], [])]);
+    const clip = this.opset < 11
+      ? this.node('Clip', [shifted], [onnx.AttributeProto.create({ name: 'min', type: A.FLOAT, f: 0 }), onnx.AttributeProto.create({ name: 'max', type: A.FLOAT, f: 6 })])
+      : this.node('Clip', [shifted, this.constant([0], []), this.constant([6], [])]);
+    return this.node('Div', [this.node('Mul', [x, clip]), this.constant([6], [])]);
+  }
+
+  model(input: number[], outputs: string[]): Uint8Array {
+    const info = (name: string, dims?: number[]) =>
+      onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: 1, shape: dims ? { dim: dims.map((d) => ({ dimValue: d })) } : null } } });
+    const graph = onnx.GraphProto.create({ name: 'g', node: this.nodes, initializer: this.inits, input: [info('x', input)], output: outputs.map((o) => info(o)) });
+    return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: this.opset }], graph })).finish();
+  }
+}
+
+/** Every output of `model` for input x, in the graph's output order. */
+async function run(model: Uint8Array, x: Float32Array, dims: number[]): Promise<Float32Array[]> {
+  const s = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', intraOpNumThreads: 1 });
+  try {
+    const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor('float32', x, dims) });
+    return s.outputNames.map((n) => out[n]!.data as Float32Array);
+  } finally {
+    await s.release();
+  }
+}
+
+function expectClose(a: Float32Array, b: Float32Array, tol: number): void {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / (1 + Math.abs(a[i]!)));
+  expect(worst).toBeLessThan(tol);
+}
+
+const nodeCount = (model: Uint8Array) => onnx.ModelProto.decode(model).graph!.node!.length;
+
+/**
+ * PP-LCNetV3's block, both ways it continues: conv → affine → hard-swish → affine → a padded
+ * depthwise conv (the shift stays) and, on a second block, → a 1×1 conv (the shift folds into its bias).
+ */
+function lcnetBlocks(opset: number): { model: Uint8Array; dims: number[] } {
+  const g = new Builder(opset);
+  let x = g.conv('x', 3, 8, 3, 1, 1);
+  x = g.affine(x, 1.7, 0.4);
+  x = g.affine(g.hardSwish(x), 0.3, -0.2);
+  x = g.conv(x, 8, 8, 3, 1, 10, 8); // depthwise, padded
+  x = g.affine(x, 2.1, 1.0);
+  x = g.affine(g.hardSwish(x), 0.6, 0.25);
+  x = g.conv(x, 8, 6, 1, 0, 20); // pointwise
+  const y = g.node('Relu', [g.node('Mul', [x, g.constant([1], [])])]);
+  return { model: g.model([1, 3, 9, 13], [y]), dims: [1, 3, 9, 13] };
+}
+
+describe('foldConvTails on hand-built graphs', () => {
+  for (const opset of [9, 13]) {
+    test(`opset ${opset}: every pattern folds, and the outputs stay the same`, async () => {
+      const { model, dims } = lcnetBlocks(opset);
+      const folded = foldConvTails(model);
+      expect(folded.counts).toEqual({ identityScales: 1, hardSwishes: 2, affinesIntoConv: 2, affinesIntoNextConv: 2 });
+      // 3 convs + 2×(affine 2 + hard-swish 4 + affine 2) + Mul + Relu = 21 → 3 convs + 2×2 + one shift conv + Relu = 9
+      expect(nodeCount(model)).toBe(21);
+      expect(nodeCount(folded.model)).toBe(9);
+      for (const seed of [1, 2, 3]) {
+        const x = random(dims.reduce((a, b) => a * b), seed, 4); // wide enough to reach both ends of the hard-swish
+        expectClose((await run(model, x, dims))[0]!, (await run(folded.model, x, dims))[0]!, 1e-5);
+      }
+    });
+  }
+
+  test('values something else reads, or the graph returns, are left alone', async () => {
+    const g = new Builder(13);
+    const conv = g.conv('x', 3, 4, 3, 1, 5);
+    const affined = g.affine(conv, 1.5, 0.5); // the conv's output is also a graph output: no fold into it
+    const swish = g.hardSwish(affined);
+    const tail = g.affine(swish, 0.5, 0.1); // read by a Relu, not a convolution: stays
+    const model = g.model([1, 3, 6, 6], [conv, g.node('Relu', [tail]), swish]);
+    const folded = foldConvTails(model);
+    expect(folded.counts).toEqual({ identityScales: 0, hardSwishes: 1, affinesIntoConv: 0, affinesIntoNextConv: 0 });
+    const x = random(108, 9, 4);
+    const [a, b] = [await run(model, x, [1, 3, 6, 6]), await run(folded.model, x, [1, 3, 6, 6])];
+    a.forEach((out, i) => expectClose(out, b[i]!, 1e-5));
+  });
+
+  test('a graph without the patterns keeps its nodes; bytes that are not a model are refused', () => {
+    const g = new Builder(13);
+    const model = g.model([1, 3, 4, 4], [g.node('Relu', [g.conv('x', 3, 2, 1, 0, 3)])]);
+    const folded = foldConvTails(model);
+    expect(Object.values(folded.counts)).toEqual([0, 0, 0, 0]);
+    expect(onnx.ModelProto.decode(folded.model).graph!.node!.map((n) => n.opType)).toEqual(['Conv', 'Relu']);
+    expect(() => foldConvTails(new Uint8Array([1, 2, 3]))).toThrow();
+  });
+});
+
+describe('foldConvTails on PP-OCRv4', () => {
+  const paths = resolveModelPaths();
+
+  test('the recogniser: the same per-step classes and probabilities to rounding, a quarter of its nodes gone', async () => {
+    const shipped = new Uint8Array(readFileSync(paths.recognition));
+    const folded = foldConvTails(shipped);
+    expect(folded.counts.hardSwishes).toBeGreaterThan(20);
+    expect(folded.counts.affinesIntoConv).toBeGreaterThan(20);
+    expect(nodeCount(folded.model)).toBeLessThan(0.75 * nodeCount(shipped));
+    const dims = [1, 3, 48, 160];
+    const x = random(3 * 48 * 160, 4);
+    const [a] = await run(shipped, x, dims);
+    const [b] = await run(folded.model, x, dims);
+    expectClose(a!, b!, 1e-4);
+  });
+
+  test('the detector: the same text map to rounding', async () => {
+    const shipped = new Uint8Array(readFileSync(paths.detection));
+    const folded = foldConvTails(shipped);
+    expect(folded.counts.hardSwishes).toBeGreaterThan(20);
+    const dims = [1, 3, 128, 96];
+    const x = random(3 * 128 * 96, 5, 2);
+    const [a] = await run(shipped, x, dims);
+    const [b] = await run(folded.model, x, dims);
+    expectClose(a!, b!, 1e-4);
+  });
+});
