@@ -71,23 +71,26 @@ describe('detection post-processing', () => {
 
 describe('recognition helpers', () => {
   const chars = ['', 'a', 'b', ' '];
-  const probs = (steps: number[]): Float32Array => {
-    const out = new Float32Array(steps.length * chars.length).fill(0.1);
-    steps.forEach((c, t) => (out[t * chars.length + c] = 0.7));
-    return out;
-  };
+  /** A line's steps as the recogniser gives them: each step's best class, at probability 0.7. */
+  const decode = (steps: number[], width?: number) => ctcGreedy(Int32Array.from(steps), new Float32Array(steps.length).fill(0.7), chars, width);
 
   test('greedy CTC merges repeats, drops blanks, keeps a letter repeated across a blank', () => {
-    const d = ctcGreedy(probs([1, 1, 0, 1, 2, 2, 3, 0, 2]), 0, 9, 4, chars);
+    const d = decode([1, 1, 0, 1, 2, 2, 3, 0, 2]);
     expect(d.text).toBe('aab b');
     expect(d.score).toBeCloseTo(0.7, 5);
-    expect(ctcGreedy(probs([0, 0, 0]), 0, 3, 4, chars)).toEqual({ text: '', score: 0, chars: [] });
+    expect(decode([0, 0, 0])).toEqual({ text: '', score: 0, chars: [] });
   });
 
   test('each kept character spans the steps it was read at, as shares of the crop (padding excluded)', () => {
     // 8 steps, the crop fills half of them: a at steps 0–1, b at step 3.
-    const d = ctcGreedy(probs([1, 1, 0, 2, 0, 0, 0, 0]), 0, 8, 4, chars, 0.5);
+    const d = decode([1, 1, 0, 2, 0, 0, 0, 0], 0.5);
     expect(d.chars).toEqual([{ text: 'a', from: 0, to: 0.5 }, { text: 'b', from: 0.75, to: 1 }]);
+  });
+
+  test("a line's score is the mean probability of the steps that start its characters", () => {
+    const d = ctcGreedy(Int32Array.from([1, 1, 0, 2]), Float32Array.from([0.9, 0.2, 0.99, 0.5]), chars);
+    expect(d.text).toBe('ab');
+    expect(d.score).toBeCloseTo((0.9 + 0.5) / 2, 6);
   });
 
   test('a line is cut at separators standing alone, which are dropped; words, and separators inside them, stay', () => {

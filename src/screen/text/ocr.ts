@@ -70,7 +70,7 @@ export interface OcrOptions {
   rememberLines?: boolean;
   /**
    * Fold each convolution's element-wise tail (scalar affines, hard-swish) into the convolutions when
-   * the models open (default; onnx_fold.ts): the same text, read faster. False opens the files as shipped.
+   * the models open (default; onnx_rewrite.ts): the same text, read faster. False opens the files as shipped.
    */
   foldConvTails?: boolean;
 }

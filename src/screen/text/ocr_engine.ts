@@ -14,7 +14,7 @@ import { InputError } from '../../util/errors.js';
 import { DB_DEFAULTS, dbBoxes, detectionSize, secondPassLimit, toSourceBox, type DbParams, type MapBox } from './ocr_detect.js';
 import { cropResizeRgb, packBgr, resizeRgb, type PixelBox } from './ocr_image.js';
 import { MODELS_PACKAGE, type OcrModelPaths } from './ocr_models.js';
-import { foldConvTails } from './onnx_fold.js';
+import { BEST_PER_STEP, bestPerStep, foldConvTails, rewriteModel } from './onnx_rewrite.js';
 import { REC_HEIGHT, ctcGreedy, planBatches, recWidth, type BatchLimits, type Decoded } from './ocr_recognize.js';
 
 export interface AdaptiveDetection {
@@ -30,7 +30,7 @@ export interface EngineSettings {
   /** onnxruntime intra-op threads per session. */
   threads: number;
   rec: BatchLimits;
-  /** Open the models with their convolutions' element-wise tails folded in (onnx_fold.ts): the same outputs up to rounding, faster. */
+  /** Open the models with their convolutions' element-wise tails folded in (onnx_rewrite.ts): the same outputs up to rounding, faster. */
   foldConvTails: boolean;
 }
 
@@ -78,15 +78,19 @@ export class OcrEngine {
       // pipeline (and other jobs), where spinning burns the time another thread needs.
       extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     };
-    const open = async (path: string) => {
+    // The recogniser always ends in each step's best class (what decoding reads); the folds are optional.
+    const open = async (path: string, recogniser: boolean) => {
       try {
-        if (!this.s.foldConvTails) return await ort.InferenceSession.create(path, o);
-        return await ort.InferenceSession.create(foldConvTails(await readFile(path)).model, o);
+        const { model } = rewriteModel(await readFile(path), (m) => {
+          if (this.s.foldConvTails) foldConvTails(m.graph!);
+          if (recogniser) bestPerStep(m);
+        });
+        return await ort.InferenceSession.create(model, o);
       } catch (err) {
         throw new InputError(`not a loadable ONNX model (${(err as Error).message}); reinstall ${MODELS_PACKAGE}`, path);
       }
     };
-    this.sessions ??= Promise.all([open(this.paths.detection), open(this.paths.recognition)]).then(([det, rec]) => ({ det, rec }));
+    this.sessions ??= Promise.all([open(this.paths.detection, false), open(this.paths.recognition, true)]).then(([det, rec]) => ({ det, rec }));
     return this.sessions;
   }
 
@@ -129,10 +133,15 @@ export class OcrEngine {
       const x = new Float32Array(n * 3 * REC_HEIGHT * plan.width); // zero = mid-grey padding after normalisation
       plan.items.forEach((item, k) => packBgr(crops[item]!, widths[item]!, REC_HEIGHT, x, k, plan.width, REC_MEAN, REC_STD));
       const res = await rec.run({ [rec.inputNames[0]!]: new ort.Tensor('float32', x, [n, 3, REC_HEIGHT, plan.width]) });
-      const y = res[rec.outputNames[0]!]!;
-      const [, steps, classes] = y.dims as number[];
-      plan.items.forEach((item, k) => (out[item] = ctcGreedy(y.data as Float32Array, k, steps!, classes!, this.chars, widths[item]! / plan.width)));
-      y.dispose();
+      const [best, prob] = [res[BEST_PER_STEP.classes]!, res[BEST_PER_STEP.probs]!];
+      const steps = best.dims[1]!;
+      const [classes, probs] = [best.data as Int32Array, prob.data as Float32Array];
+      plan.items.forEach((item, k) => {
+        const at = k * steps;
+        out[item] = ctcGreedy(classes.subarray(at, at + steps), probs.subarray(at, at + steps), this.chars, widths[item]! / plan.width);
+      });
+      best.dispose();
+      prob.dispose();
     }
     return out;
   }

@@ -1,8 +1,8 @@
 /**
  * Text-line recognition helpers for PP-OCR's CTC recogniser (SVTR-LCNet): the input is a crop
  * resized to height 48 with its aspect kept, normalised to [−1, 1] and padded on the right with 0;
- * the output is [N, T, C] per-step class probabilities, decoded greedily (best class per step,
- * repeats merged, blanks dropped).
+ * the output is each step's best class and its probability, decoded greedily (repeats merged,
+ * blanks dropped).
  *
  * Crops can be batched by width (a batch is as wide as its widest crop, the rest padded), but the
  * reader runs them one by one by default: on onnxruntime's CPU kernels a run costs about the same
@@ -76,32 +76,23 @@ export interface LineSpan {
 }
 
 /**
- * Greedy CTC decoding of one item of a [N, T, C] probability tensor: argmax per step, repeated
- * classes merged, class 0 (blank) dropped. `chars[k]` is class k's text. `width` is the share of
- * the T steps the line's crop fills (the rest is padding), so a character read at steps a..b
- * spans [a / T, (b + 1) / T] / width of the line.
+ * Greedy CTC decoding of one line from each step's best class and its probability (the recogniser's
+ * outputs, onnx_rewrite.ts: bestPerStep): repeated classes merged, class 0 (blank) dropped. `chars[k]`
+ * is class k's text. `width` is the share of the steps the line's crop fills (the rest is padding),
+ * so a character read at steps a..b of T spans [a / T, (b + 1) / T] / width of the line.
  */
-export function ctcGreedy(probs: Float32Array, n: number, steps: number, classes: number, chars: readonly string[], width = 1): Decoded {
+export function ctcGreedy(classes: ArrayLike<number>, probs: ArrayLike<number>, chars: readonly string[], width = 1): Decoded {
   const kept: LineSpan[] = [];
+  const steps = classes.length;
   let sum = 0;
   let prev = -1;
-  const base = n * steps * classes;
   const share = (t: number) => Math.min(1, t / steps / width);
   for (let t = 0; t < steps; t++) {
-    const row = base + t * classes;
-    let best = 0;
-    let bestP = probs[row]!;
-    for (let c = 1; c < classes; c++) {
-      const p = probs[row + c]!;
-      if (p > bestP) {
-        bestP = p;
-        best = c;
-      }
-    }
+    const best = classes[t]!;
     if (best !== 0 && best === prev) kept[kept.length - 1]!.to = share(t + 1);
     else if (best !== 0) {
       kept.push({ text: chars[best] ?? '', from: share(t), to: share(t + 1) });
-      sum += bestP;
+      sum += probs[t]!;
     }
     prev = best;
   }

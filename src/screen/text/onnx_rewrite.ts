@@ -1,19 +1,23 @@
 /**
- * Folds the element-wise tails of PP-OCRv4's convolutions into the convolutions, as an ONNX graph
- * rewrite done once when the OCR sessions open.
+ * Rewrites of the PP-OCRv4 ONNX graphs, done once when the OCR sessions open: the convolutions'
+ * element-wise tails folded into them (speed), and the recogniser ending in each step's best class
+ * (what decoding reads).
  *
- * Why: both PP-OCRv4 mobile models are built on PP-LCNetV3, which follows each convolution with a
- * scalar affine (x·s + b, its "learnable affine block"), a hard-swish exported as four element-wise
- * nodes (x · Clip(x + 3, 0, 6) / 6), and a second scalar affine. onnxruntime fuses none of these,
- * so each convolution is followed by eight passes over its output. Folded, the convolution carries
- * the first affine in its weights, the hard-swish becomes x · HardSigmoid(x) (which onnxruntime's
- * NCHWc pass fuses into the convolution), and the second affine moves into the next convolution's
- * weights. No library does this: onnxruntime's own graph optimiser has no rule for these patterns,
- * and onnx-simplifier / onnxoptimizer are Python and C++ tools we would have to ship.
+ * The fold, why: both PP-OCRv4 mobile models are built on PP-LCNetV3, which follows each convolution
+ * with a scalar affine (x·s + b, its "learnable affine block"), a hard-swish exported as four
+ * element-wise nodes (x · Clip(x + 3, 0, 6) / 6), and a second scalar affine. onnxruntime fuses none
+ * of these, so each convolution is followed by eight passes over its output. Folded, the convolution
+ * carries the first affine in its weights, the hard-swish becomes x · HardSigmoid(x) (which
+ * onnxruntime's NCHWc pass fuses into the convolution), and the second affine moves into the next
+ * convolution's weights. No library does this: onnxruntime's own graph optimiser has no rule for
+ * these patterns, and onnx-simplifier / onnxoptimizer are Python and C++ tools we would have to ship.
+ * Every fold is exact in real arithmetic; in float32 the outputs move by rounding only (about 1e-6
+ * of a probability on the real models, tests/onnx_rewrite.test.ts). A graph without these patterns
+ * keeps its nodes.
  *
- * Every rewrite is exact in real arithmetic; in float32 the outputs move by rounding only (about
- * 1e-6 of a probability on the real models, tests/onnx_fold.test.ts). A graph without these
- * patterns comes back with the same nodes.
+ * The best class per step, why: greedy CTC decoding needs only each step's best class and its
+ * probability, so onnxruntime's ArgMax and ReduceMax give those instead of handing over all 6,625
+ * classes of every step to be scanned here.
  */
 import onnxProto, { type onnx as OnnxTypes } from 'onnx-proto';
 
@@ -33,11 +37,6 @@ export interface FoldCounts {
   affinesIntoConv: number;
   /** · s → + b → Conv: s into the next convolutions' weights, b into their bias or one Add. */
   affinesIntoNextConv: number;
-}
-
-export interface FoldResult {
-  model: Uint8Array;
-  counts: FoldCounts;
 }
 
 /** The graph's nodes with their float constants (Constant nodes and initializers) looked up by name. */
@@ -275,11 +274,9 @@ function foldAffinesIntoNextConv(g: Graph): number {
   return count;
 }
 
-/** The model with the rewrites above applied (a fresh encoding; the input is not changed). */
-export function foldConvTails(model: Uint8Array): FoldResult {
-  const m = onnx.ModelProto.decode(model);
-  if (!m.graph) throw new Error('not an ONNX model: no graph');
-  const g = new Graph(m.graph);
+/** Applies the folds above to a decoded graph, in place. */
+export function foldConvTails(graph: OnnxTypes.IGraphProto): FoldCounts {
+  const g = new Graph(graph);
   const counts: FoldCounts = {
     identityScales: dropIdentityScales(g),
     hardSwishes: fuseHardSwishes(g),
@@ -287,5 +284,45 @@ export function foldConvTails(model: Uint8Array): FoldResult {
     affinesIntoNextConv: foldAffinesIntoNextConv(g),
   };
   g.finish();
-  return { model: onnx.ModelProto.encode(m).finish(), counts };
+  return counts;
+}
+
+/** The graph output names bestPerStep gives: each step's best class (int32 [N, T]) and its probability (float [N, T]). */
+export const BEST_PER_STEP = { classes: 'best_class', probs: 'best_prob' } as const;
+
+/**
+ * A recogniser whose one output is probabilities [N, T, C] made to output, instead, each step's best
+ * class and that class's probability (BEST_PER_STEP); in place.
+ */
+export function bestPerStep(model: OnnxTypes.IModelProto): void {
+  const graph = model.graph!;
+  const [y, ...more] = graph.output ?? [];
+  if (!y?.name || more.length > 0) throw new Error(`a recogniser has one output, of probabilities [N, T, C]; this graph has ${graph.output?.length ?? 0}`);
+  const opset = Number(model.opsetImport?.find((o) => !o.domain)?.version ?? 0);
+  const T = onnx.AttributeProto.AttributeType;
+  const int = (name: string, i: number) => onnx.AttributeProto.create({ name, type: T.INT, i });
+  // ReduceMax takes its axes as an input from opset 18, as an attribute before.
+  const axes = opset >= 18 ? `${y.name}/axes` : undefined;
+  if (axes) graph.initializer = [...(graph.initializer ?? []), onnx.TensorProto.create({ name: axes, dims: [1], dataType: onnx.TensorProto.DataType.INT64, int64Data: [2] })];
+  graph.node = [
+    ...(graph.node ?? []),
+    onnx.NodeProto.create({ opType: 'ArgMax', input: [y.name], output: [`${y.name}/argmax`], attribute: [int('axis', 2), int('keepdims', 0)] }),
+    onnx.NodeProto.create({ opType: 'Cast', input: [`${y.name}/argmax`], output: [BEST_PER_STEP.classes], attribute: [int('to', onnx.TensorProto.DataType.INT32)] }),
+    onnx.NodeProto.create({
+      opType: 'ReduceMax',
+      input: axes ? [y.name, axes] : [y.name],
+      output: [BEST_PER_STEP.probs],
+      attribute: axes ? [int('keepdims', 0)] : [onnx.AttributeProto.create({ name: 'axes', type: T.INTS, ints: [2] }), int('keepdims', 0)],
+    }),
+  ];
+  const info = (name: string, elemType: number) => onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType } } });
+  graph.output = [info(BEST_PER_STEP.classes, onnx.TensorProto.DataType.INT32), info(BEST_PER_STEP.probs, onnx.TensorProto.DataType.FLOAT)];
+}
+
+/** Decodes an ONNX model, lets `edit` change it, and encodes it again (the input bytes are not changed). */
+export function rewriteModel<T>(bytes: Uint8Array, edit: (model: OnnxTypes.IModelProto) => T): { model: Uint8Array; result: T } {
+  const m = onnx.ModelProto.decode(bytes);
+  if (!m.graph) throw new Error('not an ONNX model: no graph');
+  const result = edit(m);
+  return { model: onnx.ModelProto.encode(m).finish(), result };
 }

@@ -1,5 +1,5 @@
 /**
- * The convolution-tail fold (src/screen/text/onnx_fold.ts): on small hand-built graphs with every
+ * The convolution-tail fold (src/screen/text/onnx_rewrite.ts): on small hand-built graphs with every
  * pattern it rewrites (and the cases it must leave alone), and on the two PP-OCRv4 models it is
  * for: the folded graph computes what the shipped one does, to float rounding, with fewer nodes.
  */
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import onnxProto from 'onnx-proto';
 import { describe, expect, test } from 'vitest';
-import { foldConvTails } from '../src/screen/text/onnx_fold.js';
+import { BEST_PER_STEP, bestPerStep, foldConvTails, rewriteModel, type FoldCounts } from '../src/screen/text/onnx_rewrite.js';
 import { resolveModelPaths } from '../src/screen/text/ocr_models.js';
 import { Rng } from '../src/util/rng.js';
 
@@ -15,7 +15,7 @@ const { onnx } = onnxProto;
 const A = onnx.AttributeProto.AttributeType;
 
 function random(n: number, seed: number, scale = 1): Float32Array {
-  const rng = Rng.from('onnx_fold', seed);
+  const rng = Rng.from('onnx_rewrite', seed);
   return Float32Array.from({ length: n }, () => rng.range(-scale, scale));
 }
 
@@ -89,6 +89,10 @@ function expectClose(a: Float32Array, b: Float32Array, tol: number): void {
 }
 
 const nodeCount = (model: Uint8Array) => onnx.ModelProto.decode(model).graph!.node!.length;
+const fold = (model: Uint8Array): { model: Uint8Array; counts: FoldCounts } => {
+  const { model: folded, result } = rewriteModel(model, (m) => foldConvTails(m.graph!));
+  return { model: folded, counts: result };
+};
 
 /**
  * PP-LCNetV3's block, both ways it continues: conv → affine → hard-swish → affine → a padded
@@ -111,7 +115,7 @@ describe('foldConvTails on hand-built graphs', () => {
   for (const opset of [9, 13]) {
     test(`opset ${opset}: every pattern folds, and the outputs stay the same`, async () => {
       const { model, dims } = lcnetBlocks(opset);
-      const folded = foldConvTails(model);
+      const folded = fold(model);
       expect(folded.counts).toEqual({ identityScales: 1, hardSwishes: 2, affinesIntoConv: 2, affinesIntoNextConv: 2 });
       // 3 convs + 2×(affine 2 + hard-swish 4 + affine 2) + Mul + Relu = 21 → 3 convs + 2×2 + one shift conv + Relu = 9
       expect(nodeCount(model)).toBe(21);
@@ -130,7 +134,7 @@ describe('foldConvTails on hand-built graphs', () => {
     const swish = g.hardSwish(affined);
     const tail = g.affine(swish, 0.5, 0.1); // read by a Relu, not a convolution: stays
     const model = g.model([1, 3, 6, 6], [conv, g.node('Relu', [tail]), swish]);
-    const folded = foldConvTails(model);
+    const folded = fold(model);
     expect(folded.counts).toEqual({ identityScales: 0, hardSwishes: 1, affinesIntoConv: 0, affinesIntoNextConv: 0 });
     const x = random(108, 9, 4);
     const [a, b] = [await run(model, x, [1, 3, 6, 6]), await run(folded.model, x, [1, 3, 6, 6])];
@@ -140,10 +144,10 @@ describe('foldConvTails on hand-built graphs', () => {
   test('a graph without the patterns keeps its nodes; bytes that are not a model are refused', () => {
     const g = new Builder(13);
     const model = g.model([1, 3, 4, 4], [g.node('Relu', [g.conv('x', 3, 2, 1, 0, 3)])]);
-    const folded = foldConvTails(model);
+    const folded = fold(model);
     expect(Object.values(folded.counts)).toEqual([0, 0, 0, 0]);
     expect(onnx.ModelProto.decode(folded.model).graph!.node!.map((n) => n.opType)).toEqual(['Conv', 'Relu']);
-    expect(() => foldConvTails(new Uint8Array([1, 2, 3]))).toThrow();
+    expect(() => fold(new Uint8Array([1, 2, 3]))).toThrow();
   });
 });
 
@@ -152,7 +156,7 @@ describe('foldConvTails on PP-OCRv4', () => {
 
   test('the recogniser: the same per-step classes and probabilities to rounding, a quarter of its nodes gone', async () => {
     const shipped = new Uint8Array(readFileSync(paths.recognition));
-    const folded = foldConvTails(shipped);
+    const folded = fold(shipped);
     expect(folded.counts.hardSwishes).toBeGreaterThan(20);
     expect(folded.counts.affinesIntoConv).toBeGreaterThan(20);
     expect(nodeCount(folded.model)).toBeLessThan(0.75 * nodeCount(shipped));
@@ -163,9 +167,40 @@ describe('foldConvTails on PP-OCRv4', () => {
     expectClose(a!, b!, 1e-4);
   });
 
+  test("the recogniser made to give each step's best class: the argmax and the maximum of what it gave", async () => {
+    const shipped = new Uint8Array(readFileSync(paths.recognition));
+    const { model } = rewriteModel(shipped, (m) => {
+      foldConvTails(m.graph!);
+      bestPerStep(m);
+    });
+    const dims = [2, 3, 48, 96];
+    const x = random(2 * 3 * 48 * 96, 6);
+    const [probs] = await run(shipped, x, dims);
+    const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1 });
+    const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor('float32', x, dims) });
+    await s.release();
+    const [classes, best] = [out[BEST_PER_STEP.classes]!, out[BEST_PER_STEP.probs]!];
+    expect(classes.type).toBe('int32');
+    const steps = classes.dims[1]!;
+    expect(classes.dims).toEqual([2, steps]);
+    const C = probs!.length / (2 * steps);
+    for (let r = 0; r < 2 * steps; r++) {
+      const row = probs!.subarray(r * C, (r + 1) * C);
+      const max = Math.max(...row);
+      expect(row[(classes.data as Int32Array)[r]!]).toBeCloseTo(max, 4); // the folded graph's argmax: a near-tie may pick the other
+      expect((best.data as Float32Array)[r]).toBeCloseTo(max, 4);
+    }
+  });
+
+  test('bestPerStep refuses a graph that is not a one-output recogniser', () => {
+    const g = new Builder(13);
+    const model = g.model([1, 3, 4, 4], [g.node('Relu', ['x']), g.node('Sigmoid', ['x'])]);
+    expect(() => rewriteModel(model, bestPerStep)).toThrow(/one output/);
+  });
+
   test('the detector: the same text map to rounding', async () => {
     const shipped = new Uint8Array(readFileSync(paths.detection));
-    const folded = foldConvTails(shipped);
+    const folded = fold(shipped);
     expect(folded.counts.hardSwishes).toBeGreaterThan(20);
     const dims = [1, 3, 128, 96];
     const x = random(3 * 128 * 96, 5, 2);
