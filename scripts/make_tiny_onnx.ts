@@ -1,8 +1,8 @@
 /**
  * Writes a ViT vision tower (CLIP or SigLIP style) as a Hugging Face / transformers.js model folder:
  *   DIR/config.json, DIR/preprocessor_config.json, DIR/onnx/model.onnx
- * The graph is built from ONNX's public protobuf schema (onnx.proto field numbers, encoded with
- * protobufjs; no onnx package needed) with seeded random weights. Tests use tiny towers; the
+ * The graph is built with onnx-proto (ONNX's protobuf messages for JavaScript) with seeded random
+ * weights. Tests use tiny towers; the
  * benchmark a CLIP-B/32-sized one.
  *
  * Graph (pre-LN ViT, as HF CLIPVisionModel / SiglipVisionModel):
@@ -17,29 +17,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import protobuf from 'protobufjs';
+import onnxProto from 'onnx-proto';
 
-const ONNX_SCHEMA = `
-syntax = "proto2";
-package onnx;
-message AttributeProto { optional string name = 1; optional float f = 2; optional int64 i = 3; optional bytes s = 4; repeated int64 ints = 8; optional int32 type = 20; }
-message NodeProto { repeated string input = 1; repeated string output = 2; optional string name = 3; optional string op_type = 4; repeated AttributeProto attribute = 5; }
-message TensorProto { repeated int64 dims = 1; optional int32 data_type = 2; optional string name = 8; optional bytes raw_data = 9; }
-message Dimension { optional int64 dim_value = 1; optional string dim_param = 2; }
-message TensorShapeProto { repeated Dimension dim = 1; }
-message TensorTypeProto { optional int32 elem_type = 1; optional TensorShapeProto shape = 2; }
-message TypeProto { optional TensorTypeProto tensor_type = 1; }
-message ValueInfoProto { optional string name = 1; optional TypeProto type = 2; }
-message GraphProto { repeated NodeProto node = 1; optional string name = 2; repeated TensorProto initializer = 5; repeated ValueInfoProto input = 11; repeated ValueInfoProto output = 12; }
-message OperatorSetIdProto { optional string domain = 1; optional int64 version = 2; }
-message ModelProto { optional int64 ir_version = 1; optional string producer_name = 2; optional GraphProto graph = 7; repeated OperatorSetIdProto opset_import = 8; }
-`;
+const { onnx } = onnxProto;
 
-const FLOAT = 1;
-const INT64 = 7;
-const ATTR_FLOAT = 1;
-const ATTR_INT = 2;
-const ATTR_INTS = 7;
+const { FLOAT, INT64 } = onnx.TensorProto.DataType;
+const { FLOAT: ATTR_FLOAT, INT: ATTR_INT, INTS: ATTR_INTS } = onnx.AttributeProto.AttributeType;
 
 export interface TowerSpec {
   kind: 'clip' | 'siglip';
@@ -173,8 +156,6 @@ export function buildVisionTower(spec: TowerSpec): Uint8Array {
     name,
     type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
   });
-  const root = protobuf.parse(ONNX_SCHEMA, { keepCase: false }).root;
-  const Model = root.lookupType('onnx.ModelProto');
   const model = {
     irVersion: 8,
     producerName: 'autoui make_tiny_onnx',
@@ -187,7 +168,7 @@ export function buildVisionTower(spec: TowerSpec): Uint8Array {
       output: [valueInfo('last_hidden_state', ['batch_size', tokens, D]), valueInfo('pooler_output', ['batch_size', D])],
     },
   };
-  return Model.encode(Model.fromObject(model)).finish();
+  return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
 }
 
 /** HF config.json and preprocessor_config.json of the tower, as the real CLIP / SigLIP folders have them. */
