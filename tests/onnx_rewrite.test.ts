@@ -143,10 +143,11 @@ describe('foldConvTails on hand-built graphs', () => {
 
   test('a graph without the patterns keeps its nodes; bytes that are not a model are refused', () => {
     const g = new Builder(13);
-    const model = g.model([1, 3, 4, 4], [g.node('Relu', [g.conv('x', 3, 2, 1, 0, 3)])]);
+    // A one of rank 4 is not an identity: it would make a rank-2 input rank 4.
+    const model = g.model([1, 3, 4, 4], [g.node('Relu', [g.node('Mul', [g.conv('x', 3, 2, 1, 0, 3), g.constant([1], [1, 1, 1, 1])])])]);
     const folded = fold(model);
     expect(Object.values(folded.counts)).toEqual([0, 0, 0, 0]);
-    expect(onnx.ModelProto.decode(folded.model).graph!.node!.map((n) => n.opType)).toEqual(['Conv', 'Relu']);
+    expect(onnx.ModelProto.decode(folded.model).graph!.node!.map((n) => n.opType)).toEqual(['Conv', 'Mul', 'Relu']);
     expect(() => fold(new Uint8Array([1, 2, 3]))).toThrow();
   });
 });

@@ -35,7 +35,7 @@ export interface FoldCounts {
   hardSwishes: number;
   /** Conv → · s → + b, folded into the convolution. */
   affinesIntoConv: number;
-  /** · s → + b → Conv: s into the next convolutions' weights, b into their bias or one Add. */
+  /** · s → + b → Conv: s into the next convolutions' weights, b into their bias or a shift before them. */
   affinesIntoNextConv: number;
 }
 
@@ -59,10 +59,10 @@ class Graph {
     return name === undefined ? undefined : this.consts.get(name);
   }
 
-  /** The value of a one-element float constant, or undefined. */
+  /** The value of a one-element float constant of rank 0 or 1 (so it broadcasts without adding dimensions), or undefined. */
   scalar(name: string | undefined): number | undefined {
     const c = this.constant(name);
-    return c && c.data.length === 1 ? c.data[0] : undefined;
+    return c && c.data.length === 1 && c.dims.length <= 1 ? c.data[0] : undefined;
   }
 
   /** A new float initializer named after `base`; returns its name. */
