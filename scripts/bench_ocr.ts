@@ -3,8 +3,9 @@
  * Debian chromium, as in ocr_accuracy.ts; rendering is not timed): model load, per-screen latency
  * (p50/p95) reading one screen at a time, and screens/s for the whole set in one `read`, with the
  * reader's default workers (worker threads of one onnxruntime thread each) beside the same reads
- * in this thread with two onnxruntime threads, in the same run; and the process CPU time per screen
- * (the figure that stays meaningful when the cores are shared).
+ * in this thread with two onnxruntime threads, in the same run; the whole set again with the models
+ * opened as shipped (no folded convolution tails), its reads alternated with the default reader's;
+ * and the process CPU time per screen (the figure that stays meaningful when the cores are shared).
  *
  *   node dist/scripts/bench_ocr.js [--json] [--pages N] [--det-side S] [<file.html | dir>...]
  * Without inputs it reads the nodejs-doc API pages (/usr/share/doc/nodejs/api); on a machine

@@ -1,7 +1,9 @@
 /**
- * The convolution-tail fold (src/screen/text/onnx_rewrite.ts): on small hand-built graphs with every
- * pattern it rewrites (and the cases it must leave alone), and on the two PP-OCRv4 models it is
- * for: the folded graph computes what the shipped one does, to float rounding, with fewer nodes.
+ * The OCR models' graph rewrites (src/screen/text/onnx_rewrite.ts). The convolution-tail fold: on
+ * small hand-built graphs with every pattern it rewrites (and the cases it must leave alone), and on
+ * the two PP-OCRv4 models it is for: the folded graph computes what the shipped one does, to float
+ * rounding, with fewer nodes. The recogniser's best class per step: the argmax and maximum of the
+ * probabilities it replaces.
  */
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';

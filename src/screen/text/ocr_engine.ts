@@ -5,7 +5,9 @@
  *
  * Detection runs on a reduced copy (longer side ≤ detLimitSide, again larger for small print) and
  * gives axis-aligned line boxes (ocr_detect.ts); each box is cropped from the full-resolution image,
- * resized to height 48 and recognised (ocr_recognize.ts).
+ * resized to height 48 and recognised (ocr_recognize.ts). Both models are rewritten in memory as they
+ * open (onnx_rewrite.ts): their convolutions' element-wise tails folded in, and the recogniser made
+ * to give each step's best class.
  */
 import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
