@@ -64,11 +64,14 @@ class Builder {
     return this.node('Div', [this.node('Mul', [x, clip]), this.constant([6], [])]);
   }
 
-  model(input: number[], outputs: string[]): Uint8Array {
+  /** The model; `listInitializers` lists every constant among the graph's inputs too, as models before IR 4 must. */
+  model(input: number[], outputs: string[], listInitializers = false): Uint8Array {
     const info = (name: string, dims?: number[]) =>
       onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: 1, shape: dims ? { dim: dims.map((d) => ({ dimValue: d })) } : null } } });
-    const graph = onnx.GraphProto.create({ name: 'g', node: this.nodes, initializer: this.inits, input: [info('x', input)], output: outputs.map((o) => info(o)) });
-    return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: this.opset }], graph })).finish();
+    const inputs = [info('x', input), ...(listInitializers ? this.inits.map((t) => info(t.name!, (t.dims ?? []).map(Number))) : [])];
+    const graph = onnx.GraphProto.create({ name: 'g', node: this.nodes, initializer: this.inits, input: inputs, output: outputs.map((o) => info(o)) });
+    const irVersion = listInitializers ? 3 : 7;
+    return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion, opsetImport: [{ domain: '', version: this.opset }], graph })).finish();
   }
 }
 
@@ -100,7 +103,7 @@ const fold = (model: Uint8Array): { model: Uint8Array; counts: FoldCounts } => {
  * PP-LCNetV3's block, both ways it continues: conv → affine → hard-swish → affine → a padded
  * depthwise conv (the shift stays) and, on a second block, → a 1×1 conv (the shift folds into its bias).
  */
-function lcnetBlocks(opset: number): { model: Uint8Array; dims: number[] } {
+function lcnetBlocks(opset: number, listInitializers = false): { model: Uint8Array; dims: number[] } {
   const g = new Builder(opset);
   let x = g.conv('x', 3, 8, 3, 1, 1);
   x = g.affine(x, 1.7, 0.4);
@@ -110,13 +113,13 @@ function lcnetBlocks(opset: number): { model: Uint8Array; dims: number[] } {
   x = g.affine(g.hardSwish(x), 0.6, 0.25);
   x = g.conv(x, 8, 6, 1, 0, 20); // pointwise
   const y = g.node('Relu', [g.node('Mul', [x, g.constant([1], [])])]);
-  return { model: g.model([1, 3, 9, 13], [y]), dims: [1, 3, 9, 13] };
+  return { model: g.model([1, 3, 9, 13], [y], listInitializers), dims: [1, 3, 9, 13] };
 }
 
 describe('foldConvTails on hand-built graphs', () => {
-  for (const opset of [9, 13]) {
-    test(`opset ${opset}: every pattern folds, and the outputs stay the same`, async () => {
-      const { model, dims } = lcnetBlocks(opset);
+  for (const [opset, listed] of [[9, true], [9, false], [13, false]] as const) {
+    test(`opset ${opset}${listed ? ', constants listed as inputs (IR 3)' : ''}: every pattern folds, and the outputs stay the same`, async () => {
+      const { model, dims } = lcnetBlocks(opset, listed);
       const folded = fold(model);
       expect(folded.counts).toEqual({ identityScales: 1, hardSwishes: 2, affinesIntoConv: 2, affinesIntoNextConv: 2 });
       // 3 convs + 2×(affine 2 + hard-swish 4 + affine 2) + Mul + Relu = 21 → 3 convs + 2×2 + one shift conv + Relu = 9

@@ -88,11 +88,17 @@ class Graph {
     return p;
   }
 
-  /** Writes the nodes back, with the new constants, and without constants nothing reads any more. */
+  /**
+   * Writes the nodes back, with the new constants, and without constants nothing reads any more (an
+   * initializer dropped leaves the graph's inputs too, where models before IR 4 list every one).
+   */
   finish(): void {
     const read = this.readers();
     this.graph.node = this.nodes.filter((n) => n.opType !== 'Constant' || read.has(n.output?.[0] ?? ''));
-    this.graph.initializer = [...(this.graph.initializer ?? []), ...this.added].filter((t) => read.has(t.name ?? ''));
+    const all = [...(this.graph.initializer ?? []), ...this.added];
+    this.graph.initializer = all.filter((t) => read.has(t.name ?? ''));
+    const dropped = new Set(all.filter((t) => !read.has(t.name ?? '')).map((t) => t.name));
+    this.graph.input = (this.graph.input ?? []).filter((i) => !dropped.has(i.name));
   }
 }
 
