@@ -39,12 +39,14 @@ export const TINY_SIGLIP: TowerSpec = { kind: 'siglip', imageSize: 24, patchSize
 /** ViT-B/32 (CLIP's image tower): 224², 7×7 patches + CLS, width 768, 12 layers, 12 heads. */
 export const CLIP_B32: TowerSpec = { kind: 'clip', imageSize: 224, patchSize: 32, hiddenSize: 768, layers: 12, heads: 12, seed: 3 };
 
-type Attr = { name: string; f?: number; i?: number; ints?: number[] };
+export type Attr = { name: string; f?: number; i?: number; ints?: number[] };
+/** A graph input or output: its name and dims (a string dim is a named, dynamic one; no dims: shape unknown). */
+export type ValueSpec = [name: string, dims?: (number | string)[]];
 
-/** Builds the node list and initialisers; names are unique per call. */
-class GraphBuilder {
-  readonly nodes: object[] = [];
-  readonly initializers: object[] = [];
+/** Builds the node list and initialisers (seeded random weights); names are unique per builder. Tests build small graphs with it too. */
+export class GraphBuilder {
+  readonly nodes: onnxProto.onnx.INodeProto[] = [];
+  readonly initializers: onnxProto.onnx.ITensorProto[] = [];
   private n = 0;
   private state: number;
 
@@ -91,6 +93,21 @@ class GraphBuilder {
     );
     this.nodes.push({ input: inputs, output: [out], name: `${opType}_${this.n++}`, opType, attribute });
     return out;
+  }
+
+  /** ModelProto bytes of the nodes so far, with `inputs` and `outputs` (the graph's, in order). */
+  model(o: { name: string; opset: number; irVersion?: number; inputs: ValueSpec[]; outputs: ValueSpec[] }): Uint8Array {
+    const valueInfo = ([name, dims]: ValueSpec) => ({
+      name,
+      type: { tensorType: { elemType: FLOAT, ...(dims ? { shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } : {}) } },
+    });
+    const model = {
+      irVersion: o.irVersion ?? 8,
+      producerName: 'autoui make_tiny_onnx',
+      opsetImport: [{ domain: '', version: o.opset }],
+      graph: { name: o.name, node: this.nodes, initializer: this.initializers, input: o.inputs.map(valueInfo), output: o.outputs.map(valueInfo) },
+    };
+    return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
   }
 
   layerNorm(x: string, d: number, output?: string): string {
@@ -152,23 +169,12 @@ export function buildVisionTower(spec: TowerSpec): Uint8Array {
     g.op('ReduceMean', [last], [{ name: 'axes', ints: [1] }, { name: 'keepdims', i: 0 }], 'pooler_output');
   }
 
-  const valueInfo = (name: string, dims: (number | string)[]) => ({
-    name,
-    type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
+  return g.model({
+    name: `${spec.kind}_vision_tower`,
+    opset: 17,
+    inputs: [['pixel_values', ['batch_size', 3, S, S]]],
+    outputs: [['last_hidden_state', ['batch_size', tokens, D]], ['pooler_output', ['batch_size', D]]],
   });
-  const model = {
-    irVersion: 8,
-    producerName: 'autoui make_tiny_onnx',
-    opsetImport: [{ domain: '', version: 17 }],
-    graph: {
-      name: `${spec.kind}_vision_tower`,
-      node: g.nodes,
-      initializer: g.initializers,
-      input: [valueInfo('pixel_values', ['batch_size', 3, S, S])],
-      output: [valueInfo('last_hidden_state', ['batch_size', tokens, D]), valueInfo('pooler_output', ['batch_size', D])],
-    },
-  };
-  return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish();
 }
 
 /** HF config.json and preprocessor_config.json of the tower, as the real CLIP / SigLIP folders have them. */

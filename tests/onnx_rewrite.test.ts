@@ -9,69 +9,50 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import onnxProto from 'onnx-proto';
 import { describe, expect, test } from 'vitest';
+import { GraphBuilder, type ValueSpec } from '../scripts/make_tiny_onnx.js';
 import { BEST_PER_STEP, bestPerStep, foldConvTails, rewriteModel, type FoldCounts } from '../src/screen/text/onnx_rewrite.js';
 import { resolveModelPaths } from '../src/screen/text/ocr_models.js';
 import { Rng } from '../src/util/rng.js';
 
 const { onnx } = onnxProto;
-const A = onnx.AttributeProto.AttributeType;
 
 function random(n: number, seed: number, scale = 1): Float32Array {
   const rng = Rng.from('onnx_rewrite', seed);
   return Float32Array.from({ length: n }, () => rng.range(-scale, scale));
 }
 
-/** A tiny graph builder: constants as initializers, nodes in order, one float input x [1, C, H, W]. */
-class Builder {
-  nodes: onnxProto.onnx.INodeProto[] = [];
-  inits: onnxProto.onnx.ITensorProto[] = [];
-  private k = 0;
-  constructor(private readonly opset: number) {}
-
-  constant(data: Float32Array | number[], dims: number[]): string {
-    const name = `c${this.k++}`;
-    const f = Float32Array.from(data);
-    this.inits.push(onnx.TensorProto.create({ name, dims, dataType: 1, rawData: new Uint8Array(f.buffer) }));
-    return name;
+/** make_tiny_onnx's builder with PP-LCNetV3's pieces, for graphs with one float input x [1, C, H, W]. */
+class Builder extends GraphBuilder {
+  constructor(private readonly opset: number) {
+    super(1);
   }
 
-  node(opType: string, input: string[], attribute: onnxProto.onnx.IAttributeProto[] = []): string {
-    const out = `t${this.k++}`;
-    this.nodes.push(onnx.NodeProto.create({ opType, input, output: [out], attribute }));
-    return out;
+  scalar(v: number, dims: number[] = [1]): string {
+    return this.constant(dims, Float32Array.of(v));
   }
 
-  conv(x: string, cin: number, cout: number, k: number, pad: number, seed: number, group = 1): string {
-    const w = this.constant(random((cout * cin * k * k) / group, seed, 0.5), [cout, cin / group, k, k]);
-    const b = this.constant(random(cout, seed + 1, 0.1), [cout]);
-    return this.node('Conv', [x, w, b], [
-      onnx.AttributeProto.create({ name: 'kernel_shape', type: A.INTS, ints: [k, k] }),
-      onnx.AttributeProto.create({ name: 'pads', type: A.INTS, ints: [pad, pad, pad, pad] }),
-      onnx.AttributeProto.create({ name: 'group', type: A.INT, i: group }),
-    ]);
+  conv(x: string, cin: number, cout: number, k: number, pad: number, group = 1): string {
+    const w = this.weight([cout, cin / group, k, k], 0.5);
+    return this.op('Conv', [x, w, this.weight([cout], 0.1)], [{ name: 'kernel_shape', ints: [k, k] }, { name: 'pads', ints: [pad, pad, pad, pad] }, { name: 'group', i: group }]);
   }
 
   affine(x: string, s: number, b: number): string {
-    return this.node('Add', [this.node('Mul', [this.constant([s], [1]), x]), this.constant([b], [1])]);
+    return this.op('Add', [this.op('Mul', [this.scalar(s), x]), this.scalar(b)]);
   }
 
   /** x · Clip(x + 3, 0, 6) / 6, as PaddlePaddle exports it (Clip's bounds as attributes before opset 11). */
   hardSwish(x: string): string {
-    const shifted = this.node('Add', [x, this.constant([3], [])]);
+    const shifted = this.op('Add', [x, this.scalar(3, [])]);
     const clip = this.opset < 11
-      ? this.node('Clip', [shifted], [onnx.AttributeProto.create({ name: 'min', type: A.FLOAT, f: 0 }), onnx.AttributeProto.create({ name: 'max', type: A.FLOAT, f: 6 })])
-      : this.node('Clip', [shifted, this.constant([0], []), this.constant([6], [])]);
-    return this.node('Div', [this.node('Mul', [x, clip]), this.constant([6], [])]);
+      ? this.op('Clip', [shifted], [{ name: 'min', f: 0 }, { name: 'max', f: 6 }])
+      : this.op('Clip', [shifted, this.scalar(0, []), this.scalar(6, [])]);
+    return this.op('Div', [this.op('Mul', [x, clip]), this.scalar(6, [])]);
   }
 
   /** The model; `listInitializers` lists every constant among the graph's inputs too, as models before IR 4 must. */
-  model(input: number[], outputs: string[], listInitializers = false): Uint8Array {
-    const info = (name: string, dims?: number[]) =>
-      onnx.ValueInfoProto.create({ name, type: { tensorType: { elemType: 1, shape: dims ? { dim: dims.map((d) => ({ dimValue: d })) } : null } } });
-    const inputs = [info('x', input), ...(listInitializers ? this.inits.map((t) => info(t.name!, (t.dims ?? []).map(Number))) : [])];
-    const graph = onnx.GraphProto.create({ name: 'g', node: this.nodes, initializer: this.inits, input: inputs, output: outputs.map((o) => info(o)) });
-    const irVersion = listInitializers ? 3 : 7;
-    return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion, opsetImport: [{ domain: '', version: this.opset }], graph })).finish();
+  graph(input: number[], outputs: string[], listInitializers = false): Uint8Array {
+    const constants: ValueSpec[] = listInitializers ? this.initializers.map((t) => [t.name!, (t.dims ?? []).map(Number)]) : [];
+    return this.model({ name: 'g', opset: this.opset, irVersion: listInitializers ? 3 : 7, inputs: [['x', input], ...constants], outputs: outputs.map((o) => [o]) });
   }
 }
 
@@ -105,15 +86,15 @@ const fold = (model: Uint8Array): { model: Uint8Array; counts: FoldCounts } => {
  */
 function lcnetBlocks(opset: number, listInitializers = false): { model: Uint8Array; dims: number[] } {
   const g = new Builder(opset);
-  let x = g.conv('x', 3, 8, 3, 1, 1);
+  let x = g.conv('x', 3, 8, 3, 1);
   x = g.affine(x, 1.7, 0.4);
   x = g.affine(g.hardSwish(x), 0.3, -0.2);
-  x = g.conv(x, 8, 8, 3, 1, 10, 8); // depthwise, padded
+  x = g.conv(x, 8, 8, 3, 1, 8); // depthwise, padded
   x = g.affine(x, 2.1, 1.0);
   x = g.affine(g.hardSwish(x), 0.6, 0.25);
-  x = g.conv(x, 8, 6, 1, 0, 20); // pointwise
-  const y = g.node('Relu', [g.node('Mul', [x, g.constant([1], [])])]);
-  return { model: g.model([1, 3, 9, 13], [y], listInitializers), dims: [1, 3, 9, 13] };
+  x = g.conv(x, 8, 6, 1, 0); // pointwise
+  const y = g.op('Relu', [g.op('Mul', [x, g.scalar(1, [])])]);
+  return { model: g.graph([1, 3, 9, 13], [y], listInitializers), dims: [1, 3, 9, 13] };
 }
 
 describe('foldConvTails on hand-built graphs', () => {
@@ -134,11 +115,11 @@ describe('foldConvTails on hand-built graphs', () => {
 
   test('values something else reads, or the graph returns, are left alone', async () => {
     const g = new Builder(13);
-    const conv = g.conv('x', 3, 4, 3, 1, 5);
+    const conv = g.conv('x', 3, 4, 3, 1);
     const affined = g.affine(conv, 1.5, 0.5); // the conv's output is also a graph output: no fold into it
     const swish = g.hardSwish(affined);
     const tail = g.affine(swish, 0.5, 0.1); // read by a Relu, not a convolution: stays
-    const model = g.model([1, 3, 6, 6], [conv, g.node('Relu', [tail]), swish]);
+    const model = g.graph([1, 3, 6, 6], [conv, g.op('Relu', [tail]), swish]);
     const folded = fold(model);
     expect(folded.counts).toEqual({ identityScales: 0, hardSwishes: 1, affinesIntoConv: 0, affinesIntoNextConv: 0 });
     const x = random(108, 9, 4);
@@ -149,7 +130,7 @@ describe('foldConvTails on hand-built graphs', () => {
   test('a graph without the patterns keeps its nodes; bytes that are not a model are refused', () => {
     const g = new Builder(13);
     // A one of rank 4 is not an identity: it would make a rank-2 input rank 4.
-    const model = g.model([1, 3, 4, 4], [g.node('Relu', [g.node('Mul', [g.conv('x', 3, 2, 1, 0, 3), g.constant([1], [1, 1, 1, 1])])])]);
+    const model = g.graph([1, 3, 4, 4], [g.op('Relu', [g.op('Mul', [g.conv('x', 3, 2, 1, 0), g.scalar(1, [1, 1, 1, 1])])])]);
     const folded = fold(model);
     expect(Object.values(folded.counts)).toEqual([0, 0, 0, 0]);
     expect(onnx.ModelProto.decode(folded.model).graph!.node!.map((n) => n.opType)).toEqual(['Conv', 'Mul', 'Relu']);
@@ -200,7 +181,7 @@ describe('foldConvTails on PP-OCRv4', () => {
 
   test('bestPerStep refuses a graph that is not a one-output recogniser', () => {
     const g = new Builder(13);
-    const model = g.model([1, 3, 4, 4], [g.node('Relu', ['x']), g.node('Sigmoid', ['x'])]);
+    const model = g.graph([1, 3, 4, 4], [g.op('Relu', ['x']), g.op('Sigmoid', ['x'])]);
     expect(() => rewriteModel(model, bestPerStep)).toThrow(/one output/);
   });
 
