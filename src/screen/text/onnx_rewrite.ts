@@ -119,6 +119,7 @@ const otherInput = (n: Node, x: string) => (n.input![0] === x ? n.input![1] : n.
 /** x · 1 → x: readers of the product read x. */
 function dropIdentityScales(g: Graph): number {
   const ones = g.nodes.filter((n) => n.opType === 'Mul' && n.input?.length === 2 && n.input.some((i) => g.scalar(i) === 1));
+  let count = 0;
   for (const mul of ones) {
     const one = mul.input!.find((i) => g.scalar(i) === 1)!;
     const x = otherInput(mul, one)!;
@@ -126,8 +127,9 @@ function dropIdentityScales(g: Graph): number {
     if (g.readers().get(product)?.includes(GRAPH_OUTPUT)) continue;
     for (const n of g.nodes) n.input = n.input?.map((i) => (i === product ? x : i));
     g.nodes = g.nodes.filter((n) => n !== mul);
+    count++;
   }
-  return ones.filter((m) => !g.nodes.includes(m)).length;
+  return count;
 }
 
 /** Clip's bounds, from its attributes (opset < 11) or its inputs. */
