@@ -6,7 +6,7 @@ import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import { previousTexts } from '../src/train/examples.js';
-import { backOutExample, groundingExample, nameableItems, relabelBatch, requeriedExample, retypeBatch, retypedExample, scrambled, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
+import { backOutExample, groundingExample, nameableItems, relabelBatch, renamedSearch, requeriedExample, retypeBatch, retypedExample, scrambled, searchableNames, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -160,6 +160,47 @@ describe('requeriedExample (re-querying)', () => {
     const out = retypeBatch(rows, (ex) => step(goals[rows.indexOf(ex)]!), 1, codec, Rng.from(2), requeriedExample);
     expect(out[0]).not.toBe(rows[0]);
     expect(out[1]).toBe(rows[1]);
+  });
+});
+
+describe('renamedSearch (renamed searches)', () => {
+  const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
+  const tap: Example['action'] = { action_type: 4, touch_yx: [0.2, 0.5], lift_yx: [0.2, 0.5], typed_text: '' };
+  const step = (goal: string) => ({ goal, history: [tap], plan: [3, 7, 4, 10] as (3 | 7 | 4 | 10)[] });
+  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+  const rename = renamedSearch(['Keyword Arguments', 'Flask Extension Development']);
+
+  it('types a word of another name as the new search goal writes it, with the step\'s history and plan', () => {
+    const typed = new Set<string>();
+    for (let k = 0; k < 80; k++) {
+      const ex = rename({ ...recorded, action: type('evans') }, step('look up evans and go to Tara Evans'), codec, Rng.from(k))!;
+      const d = codec.decodeTarget(ex.target);
+      if (!d.ok) throw new Error(d.error);
+      const q = d.action.typed_text;
+      typed.add(q);
+      expect(['keyword', 'Keyword', 'arguments', 'Arguments', 'flask', 'Flask', 'extension', 'Extension', 'development', 'Development']).toContain(q);
+      expect(ex.action.typed_text).toBe(q);
+      const goal = goalOf(ex);
+      expect(goal).not.toMatch(/evans/i);
+      // The query stands first in the goal, the name (in some casing) after it.
+      expect(goal.indexOf(q)).toBeGreaterThanOrEqual(0);
+      expect(goal.toLowerCase().indexOf(q.toLowerCase())).toBeLessThan(goal.toLowerCase().lastIndexOf(q.toLowerCase()));
+      expect(ex.input).toEqual(codec.encodeInput(goal, [tap]));
+      expect(d.plan).toEqual([3, 7, 4, 10]);
+    }
+    expect(typed.size).toBeGreaterThan(5);
+  });
+
+  it('leaves alone a typed run the goal holds once, a non-TYPE step, and an empty pool', () => {
+    expect(rename({ ...recorded, action: type('lofi music') }, step('search for lofi music'), codec, Rng.from(1))).toBeNull();
+    expect(rename(recorded, step('look up evans and go to Tara Evans'), codec, Rng.from(1))).toBeNull();
+    expect(renamedSearch([])({ ...recorded, action: type('evans') }, step('look up evans and go to Tara Evans'), codec, Rng.from(1))).toBeNull();
+  });
+
+  it('searchableNames keeps the web rows\' short texts that hold a word to search for, once each', () => {
+    const t = (...s: string[]) => s.map((text) => ({ text }));
+    const names = searchableNames(['web', 'general', 'web'], [t('Keyword Arguments', 'OK', 'with the'), t('Settings'), t('Keyword Arguments', 'A paragraph that runs over many lines of the page and on')]);
+    expect(names).toEqual(['Keyword Arguments']);
   });
 });
 

@@ -175,11 +175,12 @@ describe('train', () => {
     expect(meta.training.pointerRadius).toBe(0);
   });
 
-  it('the copy pointer learns positions only when asked (--copy-position-weight), and records the weight', async () => {
-    const { run: meta } = await beside('copy-positions', { copyPositionWeight: 1 });
-    expect(DEFAULT_TRAIN.copyPositionWeight).toBe(0);
+  it('the copy pointer learns positions by default, not at --copy-position-weight 0, and records the weight and the renamed searches\' rate', async () => {
+    const { plain, run: meta } = await beside('copy-positions-off', { copyPositionWeight: 0 });
+    expect(DEFAULT_TRAIN.copyPositionWeight).toBe(1);
     expect(meta.model.copyPointer).toBe(true);
-    expect(meta.training.copyPositionWeight).toBe(1);
+    expect(meta.training.copyPositionWeight).toBe(0);
+    expect(plain.training).toMatchObject({ copyPositionWeight: 1, renameRate: DEFAULT_TRAIN.renameRate });
   });
 
   it('reads at most --text-items screen texts per screen, and records the limit', async () => {

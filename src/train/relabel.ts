@@ -13,7 +13,7 @@
  * typed text, and hindsight opening (searchOpenExample) for searches that open a result. Nothing here
  * reaches evaluation or inference.
  */
-import { backGoal, groundGoal, searchGoal } from '../data/web/goals.js';
+import { backGoal, groundGoal, searchGoal, searchWords } from '../data/web/goals.js';
 import { boxHolds, isTapAction } from '../data/geometry.js';
 import { ActionType, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
@@ -262,13 +262,46 @@ export function requeriedExample(ex: Example, step: StepContext, codec: ActionCo
   return retyped(ex, step, at, query, text === text.toLowerCase() ? query.toLowerCase() : query, codec);
 }
 
+/**
+ * Renamed searches: a TYPE step whose typed run stands twice in its goal (a search for a word of the
+ * name it opens, as requeriedExample takes) taught under a search goal for another name, drawn from
+ * `names`, with a word of that name as the query, in lower case or as the name shows it (a coin
+ * flip), typed as the goal writes it ("look up tara and go to Tara Evans" becomes "search for
+ * keyword and open Keyword Arguments" typed "keyword"); null for any other step. Why: the recorded searches are a few dozen, each naming its own page, so a model
+ * can learn which word each of them types instead of where a search goal keeps its query; held-out
+ * searches type a word of the target's name, the way synthetic installs type the app a goal names
+ * last. A name drawn afresh at every step leaves only the query's place to learn.
+ */
+export function renamedSearch(names: readonly string[]): Swap<StepContext> {
+  return (ex, step, codec, rng) => {
+    const text = ex.action.typed_text;
+    if (ex.action.action_type !== ActionType.TYPE || names.length === 0 || wholeWordRuns(step.goal, text).length < 2) return null;
+    const name = rng.pick(names);
+    const words = searchWords(name);
+    if (words.length === 0) return null;
+    const shown = rng.pick(words);
+    const query = rng.chance(0.5) ? shown.toLowerCase() : shown;
+    return relabelled(ex, searchGoal(rng, query, name), step.history, step.plan, { ...ex.action, typed_text: query }, codec);
+  };
+}
+
+/** Texts of the `web` rows' screens that a search could open: a few words, short, holding a word to search for. */
+export function searchableNames(subsets: readonly string[], texts: readonly (readonly { text: string }[])[]): string[] {
+  const out = new Set<string>();
+  subsets.forEach((s, r) => {
+    if (s !== 'web') return;
+    for (const { text } of texts[r] ?? []) if (text.length <= MAX_CHARS && text.split(/\s+/).length <= MAX_WORDS && NAMING.test(text) && searchWords(text).length > 0) out.add(text);
+  });
+  return [...out].sort();
+}
+
 /** The batch's examples with each swapped, with probability `rate`, for a grounding task on its screen. */
 export function relabelBatch(examples: readonly Example[], rate: number, codec: ActionCodec, rng: Rng): Example[] {
   if (rate <= 0) return [...examples];
   return examples.map((ex) => (rng.float() < rate ? groundingExample(ex, codec, rng) ?? ex : ex));
 }
 
-type Swap<S extends StepContext> = (ex: Example, step: S, codec: ActionCodec, rng: Rng) => Example | null;
+export type Swap<S extends StepContext> = (ex: Example, step: S, codec: ActionCodec, rng: Rng) => Example | null;
 
 /**
  * The batch's examples that `eligible` admits, each swapped with probability `rate` for `swap` of the

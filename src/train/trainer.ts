@@ -15,7 +15,7 @@ import { initBackend, type BackendInfo } from '../backend.js';
 import { requireManifest, type Manifest } from '../data/manifest.js';
 import { loadShards, type ShardTable } from '../data/shards.js';
 import { AutoUiModel } from '../model/autoui.js';
-import { DEFAULT_TEXT_LIMITS, encodeSplit, stepContext, type EncodedSplit } from '../model/batch.js';
+import { DEFAULT_TEXT_LIMITS, encodeSplit, stepContext, type EncodedSplit, type StepContext } from '../model/batch.js';
 import {
   assertSameEncoder,
   CHECKPOINT_FORMAT,
@@ -42,7 +42,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, previousTexts, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { backOutExample, relabelBatch, requeriedExample, retypeBatch, searchOpenExample, swapBatch, type Example } from './relabel.js';
+import { backOutExample, relabelBatch, renamedSearch, requeriedExample, retypeBatch, searchableNames, searchOpenExample, swapBatch, type Example, type Swap } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -120,6 +120,8 @@ interface Run<V extends Validation> {
   /** Validation split and the rows scored each epoch; null without a validator or rows. */
   val: { split: EncodedSplit; rows: number[]; validate: Validator<V> } | null;
   phrases: ReferringPhrase[][] | null;
+  /** Renamed searches over the web screens' names (null: off). */
+  rename: Swap<StepContext> | null;
   lengths: number[];
   state: TrainerState;
   lastDir: string;
@@ -200,6 +202,7 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
     bestDir: join(opts.out, 'best'),
     val: validate && opts.valRows > 0 ? await validationRows(opts, codec, screenText, validate) : null,
     phrases: referring ? tablePhrases(train, (text) => codec.tokenizer.encodeText(text)) : null,
+    rename: opts.renameRate > 0 ? renamedSearch(searchableNames(trainTable.subset, trainTable.texts ?? [])) : null,
   };
 }
 
@@ -284,7 +287,8 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const recorded = rows.map((r) => splitExample(run.train, r));
   const step = (ex: Example) => stepContext(run.train.table, ex.row, codec);
   const requeried = retypeBatch(recorded, step, opts.requeryRate, codec, Rng.from(opts.seed, 'requery', state.globalStep), requeriedExample);
-  const retyped = retypeBatch(requeried, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
+  const renamed = run.rename ? retypeBatch(requeried, step, opts.renameRate, codec, Rng.from(opts.seed, 'rename', state.globalStep), run.rename) : requeried;
+  const retyped = retypeBatch(renamed, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
   const withPrevious = (ex: Example) => ({ ...step(ex), previousTexts: previousTexts(run.train, ex.row) });
   const opened = swapBatch(retyped, withPrevious, opts.searchOpenRate, codec, Rng.from(opts.seed, 'search-open', state.globalStep), searchOpenExample);
   const backedOut = swapBatch(opened, withPrevious, opts.backOutRate, codec, Rng.from(opts.seed, 'back-out', state.globalStep), backOutExample);
@@ -375,9 +379,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,

@@ -65,12 +65,17 @@ export function formGoal(rng: Rng, entries: readonly { label: string; value: str
 
 const STOP = new Set(['with', 'from', 'that', 'this', 'your', 'what', 'when', 'where', 'which', 'using', 'about', 'into', 'other', 'more', 'page', 'guide', 'documentation', 'introduction']);
 
+/** The words of a page name one could search for: alphabetic, 4+ letters, not a filler word and not the site's own name. */
+export function searchWords(name: string, site = ''): string[] {
+  const skip = new Set([...STOP, ...site.toLowerCase().split(/[^a-z]+/)]);
+  return [...new Set(name.split(/[^A-Za-z]+/).filter((w) => w.length >= 4 && !skip.has(w.toLowerCase())))];
+}
+
 /**
- * A word of a page name to search for: alphabetic, 4+ letters, not a filler word and not the site's
- * own name (which every page matches: Sphinx then lists the whole site, item by item); undefined if none.
+ * A word of a page name to search for (searchWords), in lower case; not the site's own name because
+ * every page matches it (Sphinx then lists the whole site, item by item); undefined if none.
  */
 export function searchWord(name: string, rng: Rng, site = ''): string | undefined {
-  const skip = new Set([...STOP, ...site.toLowerCase().split(/[^a-z]+/)]);
-  const words = [...new Set(name.split(/[^A-Za-z]+/).filter((w) => w.length >= 4 && !skip.has(w.toLowerCase())))];
+  const words = searchWords(name, site);
   return words.length ? rng.pick(words).toLowerCase() : undefined;
 }
