@@ -96,8 +96,9 @@ export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: C
  * p_t the id's goal position, e the position after the run. Why: the mixture's loss pays the pointer
  * only for what the vocabulary side does not already write, so a pointer trained on it alone need
  * not learn where a query sits for words the vocabulary knows; on goals naming apps training never
- * showed, it starts at the app's name or runs on past the query's end. Off in the recipes
- * (`train --copy-position-weight`; measured in README Results). `at` [R, T] holds p_t, e or −1 (no
+ * showed, it starts at the app's name or runs on past the query's end. On in the scratch recipe,
+ * beside renamed searches (train/relabel.ts: renamedSearch), whose names change at every step, so a
+ * search's query is told by its place alone (`train --copy-position-weight`; measured in README Results). `at` [R, T] holds p_t, e or −1 (no
  * position known: not a text step, a re-cased id, a text the goal does not hold); `ends` [R, T] is 1
  * on eos steps.
  */
