@@ -121,23 +121,28 @@ describe('retypedExample (hindsight typing)', () => {
   });
 });
 
+/** A TYPE action, the goal an example was given, and its decoded target (re-querying and renamed searches). */
+const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
+const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
+function typedAndPlan(ex: Example) {
+  const d = codec.decodeTarget(ex.target);
+  if (!d.ok) throw new Error(d.error);
+  return { typed: d.action.typed_text, plan: d.plan };
+}
+
 describe('requeriedExample (re-querying)', () => {
-  const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
   const step = (goal: string) => ({ goal, history: [] as Example['action'][], plan: [3, 7, 4, 10] as (3 | 7 | 4 | 10)[] });
-  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
 
   it('puts another later word of the goal in the query\'s place, in the query\'s casing, and types it', () => {
     const seen = new Set<string>();
     for (let k = 0; k < 60; k++) {
       const ex = requeriedExample({ ...recorded, action: type('evans') }, step('look up evans and go to Tara Evans'), codec, Rng.from(k))!;
-      const d = codec.decodeTarget(ex.target);
-      if (!d.ok) throw new Error(d.error);
-      const q = d.action.typed_text;
+      const { typed: q, plan } = typedAndPlan(ex);
       seen.add(q);
       expect(['and', 'tara']).toContain(q); // a later word, lower-cased like the query; not the query itself
       expect(goalOf(ex)).toBe(`look up ${q} and go to Tara Evans`);
       expect(ex.action.typed_text).toBe(q);
-      expect(d.plan).toEqual([3, 7, 4, 10]);
+      expect(plan).toEqual([3, 7, 4, 10]);
     }
     expect(seen).toEqual(new Set(['and', 'tara']));
   });
@@ -164,19 +169,15 @@ describe('requeriedExample (re-querying)', () => {
 });
 
 describe('renamedSearch (renamed searches)', () => {
-  const type = (text: string): Example['action'] => ({ action_type: 3, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
   const tap: Example['action'] = { action_type: 4, touch_yx: [0.2, 0.5], lift_yx: [0.2, 0.5], typed_text: '' };
   const step = (goal: string) => ({ goal, history: [tap], plan: [3, 7, 4, 10] as (3 | 7 | 4 | 10)[] });
-  const goalOf = (ex: Example) => codec.tokenizer.decodeText(codec.goalIds(ex.input));
   const rename = renamedSearch(['Keyword Arguments', 'Flask Extension Development']);
 
   it('types a word of another name as the new search goal writes it, with the step\'s history and plan', () => {
     const typed = new Set<string>();
     for (let k = 0; k < 80; k++) {
       const ex = rename({ ...recorded, action: type('evans') }, step('look up evans and go to Tara Evans'), codec, Rng.from(k))!;
-      const d = codec.decodeTarget(ex.target);
-      if (!d.ok) throw new Error(d.error);
-      const q = d.action.typed_text;
+      const { typed: q, plan } = typedAndPlan(ex);
       typed.add(q);
       expect(['keyword', 'Keyword', 'arguments', 'Arguments', 'flask', 'Flask', 'extension', 'Extension', 'development', 'Development']).toContain(q);
       expect(ex.action.typed_text).toBe(q);
@@ -186,7 +187,7 @@ describe('renamedSearch (renamed searches)', () => {
       expect(goal.indexOf(q)).toBeGreaterThanOrEqual(0);
       expect(goal.toLowerCase().indexOf(q.toLowerCase())).toBeLessThan(goal.toLowerCase().lastIndexOf(q.toLowerCase()));
       expect(ex.input).toEqual(codec.encodeInput(goal, [tap]));
-      expect(d.plan).toEqual([3, 7, 4, 10]);
+      expect(plan).toEqual([3, 7, 4, 10]);
     }
     expect(typed.size).toBeGreaterThan(5);
   });
