@@ -98,9 +98,9 @@ export function copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: C
  * not learn where a query sits for words the vocabulary knows; on goals naming apps training never
  * showed, it starts at the app's name or runs on past the query's end. On in the scratch recipe,
  * beside renamed searches (train/relabel.ts: renamedSearch), whose names change at every step, so a
- * search's query is told by its place alone (`train --copy-position-weight`; measured in README Results). `at` [R, T] holds p_t, e or −1 (no
- * position known: not a text step, a re-cased id, a text the goal does not hold); `ends` [R, T] is 1
- * on eos steps.
+ * search's query is told by its place alone (`train --copy-position-weight`; measured in README
+ * Results). `at` [R, T] holds p_t, e or −1 (no position known: not a text step, a re-cased id, a
+ * text the goal does not hold); `ends` [R, T] is 1 on eos steps.
  */
 export function copyPositionLoss(pointing: CopyPointing, at: tf.Tensor2D, ends: tf.Tensor2D): tf.Scalar {
   return tf.tidy(() => {

@@ -10,8 +10,8 @@
  * Why: the recorded episodes name a few hundred things, so a model can learn which name sits where
  * instead of learning to find a name it has never seen; drawing the name from whatever the screen
  * says, afresh at every step, asks for the second. Hindsight typing (retypedExample) does the same for
- * typed text, and hindsight opening (searchOpenExample) for searches that open a result. Nothing here
- * reaches evaluation or inference.
+ * typed text, renamed searches (renamedSearch) for a web search's query, and hindsight opening
+ * (searchOpenExample) for searches that open a result. Nothing here reaches evaluation or inference.
  */
 import { backGoal, groundGoal, searchGoal, searchWords } from '../data/web/goals.js';
 import { boxHolds, isTapAction } from '../data/geometry.js';
@@ -267,10 +267,11 @@ export function requeriedExample(ex: Example, step: StepContext, codec: ActionCo
  * name it opens, as requeriedExample takes) taught under a search goal for another name, drawn from
  * `names`, with a word of that name as the query, in lower case or as the name shows it (a coin
  * flip), typed as the goal writes it ("look up tara and go to Tara Evans" becomes "search for
- * keyword and open Keyword Arguments" typed "keyword"); null for any other step. Why: the recorded searches are a few dozen, each naming its own page, so a model
- * can learn which word each of them types instead of where a search goal keeps its query; held-out
- * searches type a word of the target's name, the way synthetic installs type the app a goal names
- * last. A name drawn afresh at every step leaves only the query's place to learn.
+ * keyword and open Keyword Arguments" typed "keyword"); null for any other step. Why: the recorded
+ * searches are a few dozen, each naming its own page, so a model can learn which word each of them
+ * types instead of where a search goal keeps its query; held-out searches type a word of the
+ * target's name, the way synthetic installs type the app a goal names last. A name drawn afresh at
+ * every step leaves only the query's place to learn.
  */
 export function renamedSearch(names: readonly string[]): Swap<StepContext> {
   return (ex, step, codec, rng) => {
