@@ -38,6 +38,7 @@ export interface Example {
 const NAMING = /\p{L}\p{L}/u;
 const MAX_WORDS = 6;
 const MAX_CHARS = 48;
+const isShortName = (text: string, words: number): boolean => NAMING.test(text) && text.length <= MAX_CHARS && words <= MAX_WORDS;
 /** Item boxes taller than this (screen fractions) are blocks of text, not one thing to tap. */
 const MAX_HEIGHT = 0.08;
 /** A tap target's centre must sit inside this band (status and navigation bars are outside). */
@@ -51,7 +52,7 @@ export function nameableItems(texts: EncodedTexts): number[] {
   return texts.strings.flatMap((s, i) => {
     const [y, , h] = texts.boxes[i]!;
     const cy = y + h / 2;
-    const ok = NAMING.test(s) && s.length <= MAX_CHARS && norms[i]!.split(' ').length <= MAX_WORDS && counts.get(norms[i]!) === 1 && h <= MAX_HEIGHT && cy >= BAND[0] && cy <= BAND[1];
+    const ok = isShortName(s, norms[i]!.split(' ').length) && counts.get(norms[i]!) === 1 && h <= MAX_HEIGHT && cy >= BAND[0] && cy <= BAND[1];
     return ok ? [i] : [];
   });
 }
@@ -233,6 +234,18 @@ function wholeWordsAt(goal: string, text: string): number {
   return wholeWordRuns(goal, text)[0] ?? -1;
 }
 
+/**
+ * Where a TYPE step's typed run stands in its goal as whole words (case aside), when it stands there
+ * twice or more: a search for a word of the name it then opens, which re-querying and renamed searches
+ * take; null for any other step.
+ */
+function typedTwice(ex: Example, step: StepContext): number[] | null {
+  const text = ex.action.typed_text;
+  if (ex.action.action_type !== ActionType.TYPE || text.trim() === '') return null;
+  const runs = wholeWordRuns(step.goal, text);
+  return runs.length >= 2 ? runs : null;
+}
+
 /** Words a re-query may put in the query's place: runs of three or more letters. */
 const QUERY_WORD = /\p{L}{3,}/gu;
 
@@ -248,10 +261,9 @@ const QUERY_WORD = /\p{L}{3,}/gu;
  * tells which word to type. Unlike retypedExample the words stay real and still stand twice.
  */
 export function requeriedExample(ex: Example, step: StepContext, codec: ActionCodec, rng: Rng): Example | null {
+  const runs = typedTwice(ex, step);
+  if (!runs) return null;
   const text = ex.action.typed_text;
-  if (ex.action.action_type !== ActionType.TYPE || text.trim() === '') return null;
-  const runs = wholeWordRuns(step.goal, text);
-  if (runs.length < 2) return null;
   const at = runs[0]!;
   const own = new Set(text.toLowerCase().match(QUERY_WORD) ?? []);
   const words = [...new Set((step.goal.slice(at + text.length).match(QUERY_WORD) ?? []).filter((w) => !own.has(w.toLowerCase())))];
@@ -275,8 +287,7 @@ export function requeriedExample(ex: Example, step: StepContext, codec: ActionCo
  */
 export function renamedSearch(names: readonly string[]): Swap<StepContext> {
   return (ex, step, codec, rng) => {
-    const text = ex.action.typed_text;
-    if (ex.action.action_type !== ActionType.TYPE || names.length === 0 || wholeWordRuns(step.goal, text).length < 2) return null;
+    if (names.length === 0 || !typedTwice(ex, step)) return null;
     const name = rng.pick(names);
     const words = searchWords(name);
     if (words.length === 0) return null;
@@ -291,7 +302,7 @@ export function searchableNames(subsets: readonly string[], texts: readonly (rea
   const out = new Set<string>();
   subsets.forEach((s, r) => {
     if (s !== 'web') return;
-    for (const { text } of texts[r] ?? []) if (text.length <= MAX_CHARS && text.split(/\s+/).length <= MAX_WORDS && NAMING.test(text) && searchWords(text).length > 0) out.add(text);
+    for (const { text } of texts[r] ?? []) if (isShortName(text, text.split(/\s+/).length) && searchWords(text).length > 0) out.add(text);
   });
   return [...out].sort();
 }
