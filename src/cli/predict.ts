@@ -93,7 +93,7 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
       }
       const commands = { adb: toAdbCommand(result.aitw, size), pyautogui: toPyAutoGui(result.aitw, size) };
       if (opts.json) {
-        printJson({ action: result.action, plan: result.plan, plan_ids: result.plan_ids, type_probs: result.type_probs, pixels: result.pixels, commands, latency_ms, timings });
+        printJson({ action: result.action, plan: result.plan, plan_ids: result.plan_ids, type_probs: result.type_probs, typed_text_choices: result.typed_text_choices, pixels: result.pixels, commands, latency_ms, timings });
         return;
       }
       const a = result.action;
@@ -103,6 +103,8 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
         lines.push(`lift:      [${a.lift_point.join(', ')}]  → pixel x=${result.pixels.lift!.x} y=${result.pixels.lift!.y}`);
       }
       if (a.action_type_id === 3) lines.push(`text:      ${JSON.stringify(a.typed_text)}`);
+      const others = result.typed_text_choices.slice(1).map((c) => `${JSON.stringify(c.text)} ${c.score.toFixed(2)}`);
+      if (others.length > 0) lines.push(`or:        ${others.join(', ')} (other texts the beam finished; mean log-probability per token, ${result.typed_text_choices[0]!.score.toFixed(2)} for the one typed)`);
       const sure = Object.entries(result.type_probs).sort(([, x], [, y]) => y - x).map(([type, p]) => `${type} ${(p * 100).toFixed(0)} %`);
       lines.push(`plan:      ${result.plan.join(' → ')}`, `next:      ${sure.slice(0, 3).join(', ')} (the model's probability of each action type)`, `adb:       ${commands.adb}`, `pyautogui: ${commands.pyautogui}`, `latency:   ${latency_ms.toFixed(0)} ms (${size.width}×${size.height} image)`);
       process.stdout.write(lines.join('\n') + '\n');

@@ -23,6 +23,12 @@ export const ACTION_TYPE_NAMES: Readonly<Record<ActionTypeId, ActionTypeName>> =
 /** A model's probability of each action type as its next action (the types it may take). */
 export type TypeProbs = Partial<Record<ActionTypeName, number>>;
 
+/** A typed text a model weighed, with its mean log-probability per token (infer/text_beam.ts). */
+export interface TypedTextChoice {
+  text: string;
+  score: number;
+}
+
 export function isActionTypeId(x: unknown): x is ActionTypeId {
   return typeof x === 'number' && (ACTION_TYPE_IDS as readonly number[]).includes(x);
 }

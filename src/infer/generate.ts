@@ -7,7 +7,7 @@ import { decidesNext, GrammarNode, TargetConstraint, type ConstraintState } from
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
-import { ACTION_TYPE_IDS, ACTION_TYPE_NAMES, ActionType, type AitwAction, type TypeProbs, type YX } from '../data/types.js';
+import { ACTION_TYPE_IDS, ACTION_TYPE_NAMES, ActionType, type AitwAction, type TypedTextChoice, type TypeProbs, type YX } from '../data/types.js';
 import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
 import { avoidedOf, avoidedTokens, maskAvoided } from './avoid.js';
 
@@ -41,6 +41,12 @@ export interface Generated {
    * action. Empty when decoding stopped before it.
    */
   typeProbs: TypeProbs;
+  /**
+   * A TYPE action's texts the text beam finished, best first with their mean log-probability per token
+   * (text_beam.ts; the first is the one typed, each text once); empty for other actions and for greedy
+   * decoding (textBeams 1).
+   */
+  textChoices: TypedTextChoice[];
 }
 
 /**
@@ -107,14 +113,15 @@ export function greedyDecode<S>(
   }
   model.disposeDecoding(state);
   const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
-  if (textBeams > 1) retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams);
+  const textChoices = textBeams > 1 ? retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams) : [];
   const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer', unpointed) : null);
   tf.dispose(Object.values(encoded));
   if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
   return out.map((ids, b) => {
-    if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` }, typeProbs: typeProbs[b]! };
+    const choices = textChoices[b] ?? [];
+    if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` }, typeProbs: typeProbs[b]!, textChoices: choices };
     const result = codec.decodeTarget(ids);
-    return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result, typeProbs: typeProbs[b]! };
+    return { ids, result: result.ok && points ? { ...result, action: tapAt(result.action, points[b]!) } : result, typeProbs: typeProbs[b]!, textChoices: choices };
   });
 }
 
@@ -148,7 +155,10 @@ function keepTypeProbs(probs: Float32Array, deciding: readonly boolean[], codec:
   });
 }
 
-/** Replaces the typed text of each row that decoded to a TYPE action with the text beam search's (text_beam.ts). */
+/**
+ * Replaces the typed text of each row that decoded to a TYPE action with the text beam search's
+ * (text_beam.ts); returns each batch row's finished texts, best first (none for the other rows).
+ */
 function retypeTexts<S>(
   model: IncrementalDecoder<S>,
   codec: ActionCodec,
@@ -158,15 +168,24 @@ function retypeTexts<S>(
   out: number[][],
   states: ConstraintState[],
   width: number,
-): void {
+): TypedTextChoice[][] {
   const typeId = codec.typeId(ActionType.TYPE);
+  const choices: TypedTextChoice[][] = out.map(() => []);
   const rows = out.flatMap((ids, b) => {
     const at = ids.indexOf(codec.actId) + 1;
     return constraint.isDone(states[b]!) && at > 0 && ids[at] === typeId ? [{ batchRow: b, goal: codec.goalIds(inputs[b]!), prefix: ids.slice(0, at + 1) }] : [];
   });
-  if (rows.length === 0) return;
+  if (rows.length === 0) return choices;
   const texts = beamTypedText(model, constraint, codec, encoded, rows, width);
-  rows.forEach((r, i) => (out[r.batchRow] = texts[i]!));
+  rows.forEach((r, i) => {
+    out[r.batchRow] = texts[i]![0]!.ids;
+    for (const { ids, score } of texts[i]!) {
+      const decoded = codec.decodeTarget(ids);
+      const text = decoded.ok ? decoded.action.typed_text : null;
+      if (text !== null && !choices[r.batchRow]!.some((c) => c.text === text)) choices[r.batchRow]!.push({ text, score });
+    }
+  });
+  return choices;
 }
 
 /** Copies the decoder states [B, d] of the rows whose next token is a tap's first coordinate into `into` [B·d]. */

@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend, type BackendInfo } from '../backend.js';
 import { toPixel, type PixelPoint } from '../data/adb_input.js';
 import { scrollDirection, type ScrollDirection } from '../data/normalize.js';
-import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type TypeProbs, type YX } from '../data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, isActionTypeId, type ActionTypeId, type ActionTypeName, type AitwAction, type RawImage, type TypedTextChoice, type TypeProbs, type YX } from '../data/types.js';
 import { isTap } from '../data/geometry.js';
 import type { ActionCodec, CodecConfig } from '../model/codec.js';
 import type { ModelConfig } from '../model/config.js';
@@ -73,6 +73,8 @@ export type PredictionResult =
       aitw: AitwAction;
       /** The model's probability of each action type as its next action (generate.ts). */
       type_probs: TypeProbs;
+      /** A TYPE action's texts the text beam finished, best first with their mean log-probability per token (the first is typed; empty otherwise). */
+      typed_text_choices: TypedTextChoice[];
     }
   | { ok: false; error: string };
 
@@ -307,6 +309,7 @@ export class Predictor {
           pixels: pixelAction(action, row.image.width, row.image.height),
           aitw: action,
           type_probs: g.typeProbs,
+          typed_text_choices: g.textChoices,
         },
       };
     });

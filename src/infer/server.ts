@@ -38,6 +38,8 @@ export interface PredictResponse {
   plan_ids: number[] | null;
   /** The model's probability of each action type as its next action. */
   type_probs: (PredictionResult & { ok: true })['type_probs'] | null;
+  /** A TYPE action's texts the text beam finished, best first with their mean log-probability per token (the first is typed). */
+  typed_text_choices: (PredictionResult & { ok: true })['typed_text_choices'] | null;
   pixels: (PredictionResult & { ok: true })['pixels'] | null;
   /** How to execute it: an adb command line and a PyAutoGUI line (pixels of the given image). */
   commands: { adb: string; pyautogui: string } | null;
@@ -187,13 +189,14 @@ function predictResponse(prepared: PreparedRequest, answer: { result: Prediction
   const queueMs = performance.now() - queuedAt - timings.features_ms - timings.model_ms;
   const t = { decode_ms: round(timings.decode_ms), features_ms: round(timings.features_ms), model_ms: round(timings.model_ms), batch_size: timings.batch_size, queue_ms: round(Math.max(0, queueMs)) };
   const latency_ms = round(performance.now() - startedAt);
-  if (!result.ok) return { action: null, plan: null, plan_ids: null, type_probs: null, pixels: null, commands: null, invalid: result.error, latency_ms, timings: t };
+  if (!result.ok) return { action: null, plan: null, plan_ids: null, type_probs: null, typed_text_choices: null, pixels: null, commands: null, invalid: result.error, latency_ms, timings: t };
   const size = { width: prepared.image.width, height: prepared.image.height };
   return {
     action: result.action,
     plan: result.plan,
     plan_ids: result.plan_ids,
     type_probs: result.type_probs,
+    typed_text_choices: result.typed_text_choices,
     pixels: result.pixels,
     commands: { adb: toAdbCommand(result.aitw, size), pyautogui: toPyAutoGui(result.aitw, size) },
     latency_ms,

@@ -23,6 +23,10 @@ import type { IncrementalDecoder } from './generate.js';
  * validation split (README Results); scored over every id, both beams put misspelt names first on
  * names training never showed.
  *
+ * Each row gets the texts it finished, best first (at most TEXT_CHOICES; the first is the one typed),
+ * or, when none finished, the one the length limit cut off: what else the model weighed, for
+ * whoever asks why it typed what it did.
+ *
  * Rows are decoded again from their greedy prefix (plan, act, TYPE): grouped by prefix length so a
  * group steps in lockstep, then each row's state is copied per hypothesis. A hypothesis is dropped
  * once no completion could beat the best text its row has finished in either beam (scores only
@@ -35,16 +39,25 @@ export function beamTypedText<S>(
   encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
-): number[][] {
+): TextChoice[][] {
   const groups = new Map<number, number[]>();
   rows.forEach((r, i) => groups.set(r.prefix.length, [...(groups.get(r.prefix.length) ?? []), i]));
-  const out: number[][] = new Array(rows.length);
+  const out: TextChoice[][] = new Array(rows.length);
   for (const members of groups.values()) {
     const texts = beamGroup(model, constraint, codec, encoded, members.map((i) => rows[i]!), width);
-    members.forEach((i, n) => (out[i] = [...rows[i]!.prefix, ...texts[n]!]));
+    members.forEach((i, n) => (out[i] = texts[n]!.map((c) => ({ ids: [...rows[i]!.prefix, ...c.ids], score: c.score }))));
   }
   return out;
 }
+
+/** A typed text the beam finished: the target's ids with it (eos included) and its mean log-probability per token. */
+export interface TextChoice {
+  ids: number[];
+  score: number;
+}
+
+/** The most finished texts a row reports, best first (the first is the one typed). */
+export const TEXT_CHOICES = 5;
 
 /** The batch's encoder side: H_fuse and its mask, and what the copy pointer reads (null: a model without one). */
 export interface TextBeamInputs {
@@ -74,7 +87,7 @@ interface Hypothesis {
   row: number;
 }
 
-/** One group of rows with equal prefix lengths: each row's best text ids, eos included. */
+/** One group of rows with equal prefix lengths: each row's finished texts (ids after the prefix, eos included), best first. */
 function beamGroup<S>(
   model: IncrementalDecoder<S>,
   constraint: TargetConstraint,
@@ -82,7 +95,7 @@ function beamGroup<S>(
   encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
-): number[][] {
+): TextChoice[][] {
   if (!model.selectDecodingRows) throw new Error('beamTypedText: the model cannot reorder its decoding rows');
   const V = constraint.vocabSize;
   const [hFuse, inputMask] = tf.tidy(() => {
@@ -111,6 +124,7 @@ function beamGroup<S>(
   // (a free beam repeating a letter: each repeat is likely once it has begun).
   const best: (Hypothesis | null)[] = rows.map(() => null);
   const cut: (Hypothesis | null)[] = rows.map(() => null);
+  const done: Hypothesis[][] = rows.map(() => []);
   while (beams.some((b) => b.length > 0)) {
     beams = beams.map((beam) => {
       const grown = beam.flatMap((h) => {
@@ -123,7 +137,10 @@ function beamGroup<S>(
         const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at, row: h.row };
         const finished = constraint.textRoom(h.state) ? best : cut;
         if (id !== codec.eosId) kept.push(next);
-        else if (!finished[h.row] || mean(next) > mean(finished[h.row]!)) finished[h.row] = next;
+        else {
+          if (finished === best) done[h.row]!.push(next);
+          if (!finished[h.row] || mean(next) > mean(finished[h.row]!)) finished[h.row] = next;
+        }
       }
       // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
       // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).
@@ -137,10 +154,11 @@ function beamGroup<S>(
   }
   if (copy) disposeSource(copy);
   model.disposeDecoding(state);
-  return best.map((b, i) => {
-    const h = b ?? cut[i];
-    if (!h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
-    return h.ids;
+  return done.map((finished, i) => {
+    const h = cut[i];
+    if (finished.length === 0 && !h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
+    const ranked = finished.length > 0 ? [...finished].sort((a, b) => mean(b) - mean(a)) : [h!];
+    return ranked.slice(0, TEXT_CHOICES).map((c) => ({ ids: c.ids, score: mean(c) }));
   });
 }
 

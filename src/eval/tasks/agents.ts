@@ -6,7 +6,7 @@
  * AgentError, which stops the whole run: no task can be measured without it.
  */
 import { readFile } from 'node:fs/promises';
-import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction, type TypeProbs } from '../../data/types.js';
+import { ACTION_TYPE_NAMES, ActionType, type ActionTypeName, type AitwAction, type TypedTextChoice, type TypeProbs } from '../../data/types.js';
 import type { TaskSpec } from '../../data/suite.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonLines } from '../../util/json.js';
@@ -42,6 +42,8 @@ export interface AgentDecision {
   latency_ms: number;
   /** The model's probability of each action type as its next action, when the agent has one. */
   typeProbs?: TypeProbs;
+  /** A TYPE action's texts the model weighed, best first (the first is typed), when the agent has them. */
+  textChoices?: TypedTextChoice[];
 }
 
 export interface Agent {
@@ -81,7 +83,7 @@ export class PredictorAgent implements Agent {
     });
     const latency_ms = performance.now() - t0;
     if (!result.ok) return { action: null, invalid: result.error, plan: null, latency_ms };
-    return { action: result.aitw, plan: result.plan, latency_ms, typeProbs: result.type_probs };
+    return { action: result.aitw, plan: result.plan, latency_ms, typeProbs: result.type_probs, ...textChoicesOf(result.typed_text_choices) };
   }
 
   async close(): Promise<void> {
@@ -94,6 +96,7 @@ interface ServerAnswer {
   action?: { action_type_id?: unknown; touch_point?: unknown; lift_point?: unknown; typed_text?: unknown } | null;
   plan?: unknown;
   type_probs?: unknown;
+  typed_text_choices?: unknown;
   invalid?: unknown;
   error?: { code?: unknown; message?: unknown };
 }
@@ -113,7 +116,13 @@ export function decisionFromAnswer(body: ServerAnswer, latency_ms: number): Agen
   } catch (err) {
     throw new AgentError(`the server's answer is not a valid action (${(err as Error).message})`);
   }
-  return { action, plan, latency_ms, ...typeProbsOf(body.type_probs) };
+  return { action, plan, latency_ms, ...typeProbsOf(body.type_probs), ...textChoicesOf(body.typed_text_choices) };
+}
+
+/** An answer's typed_text_choices that are {text, score} objects, when there are any (older servers send none). */
+function textChoicesOf(v: unknown): Pick<AgentDecision, 'textChoices'> {
+  const choices = Array.isArray(v) ? v.filter((c): c is TypedTextChoice => typeof c?.text === 'string' && typeof c?.score === 'number') : [];
+  return choices.length > 0 ? { textChoices: choices.map(({ text, score }) => ({ text, score })) } : {};
 }
 
 /** An answer's type_probs when it is an object of action-type names to numbers (older servers send none). */

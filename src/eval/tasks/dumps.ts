@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { taskKind, type TaskSpec } from '../../data/suite.js';
-import { ActionType, type ActionTypeName, type AitwAction, type TypeProbs } from '../../data/types.js';
+import { ActionType, type ActionTypeName, type AitwAction, type TypedTextChoice, type TypeProbs } from '../../data/types.js';
 import type { CheckResult } from '../../env/environment.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { InputError } from '../../util/errors.js';
@@ -42,6 +42,8 @@ export interface StepDump {
   latency_ms: number;
   /** The model's probability of each action type as its next action (agents that have one). */
   typeProbs?: TypeProbs;
+  /** A TYPE action's texts the model weighed, best first (the first is typed; agents that have them). */
+  textChoices?: TypedTextChoice[];
   /** The success check after this action ran (null for status actions and invalid ones). */
   checkAfter: CheckResult | null;
   /** Actions seen to do nothing on this screen, or taps backed out of here, which the agent was asked not to repeat (run_tasks.ts). */

@@ -41,6 +41,7 @@ function stepFigure(s: StepDump): string {
     `<div class="act">${s.index + 1}. ${esc(what)}</div>`,
     s.plan ? `<div>plan: ${esc(s.plan.join(' → '))}</div>` : '',
     s.action && s.typeProbs ? chosenProb(ACTION_TYPE_NAMES[s.action.action_type], s.typeProbs) : '',
+    s.textChoices && s.textChoices.length > 1 ? `<div>other texts weighed: ${esc(s.textChoices.slice(1).map((c) => `"${c.text}" ${c.score.toFixed(2)}`).join(', '))} (typed: ${s.textChoices[0]!.score.toFixed(2)}; mean log-probability per token)</div>` : '',
     `<div>latency: ${s.latency_ms.toFixed(0)} ms</div>`,
     s.url ? `<div class="url">${esc(s.url)}</div>` : '',
     s.checkAfter ? `<div class="${s.checkAfter.ok ? 'ok' : 'no'}">check after: ${esc(s.checkAfter.detail)}</div>` : '',

@@ -224,6 +224,7 @@ async function takeStep(s: TaskState, o: RunOptions, obs: Observation, i: number
   const step: StepDump = { index: i, screen: await saveScreen(o.out, s.name, i, obs), url: state.url, action: d.action, plan: d.plan, latency_ms: d.latency_ms, checkAfter: null };
   if (d.invalid !== undefined) step.invalid = d.invalid;
   if (d.typeProbs) step.typeProbs = d.typeProbs;
+  if (d.textChoices) step.textChoices = d.textChoices;
   if (s.avoid.length > 0) step.avoided = [...s.avoid];
   s.steps.push(step);
   const a = d.action;
