@@ -58,8 +58,9 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     const { stdout } = await autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock');
     expect(stdout).toMatch(/^action: {4}[A-Z_]+ \(\d+\)/);
     expect(stdout).toMatch(/\nnext: {6}[A-Z_]+ \d+ %(, [A-Z_]+ \d+ %){0,2} \(the model's probability of each action type\)\n/);
-    const json = JSON.parse((await autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock', '--json')).stdout) as { type_probs: Record<string, number> };
+    const json = JSON.parse((await autoui('predict', '--checkpoint', ckpt, '--image', shot, '--goal', 'open Clock', '--json')).stdout) as { type_probs: Record<string, number>; typed_text_choices: unknown };
     expect(Object.values(json.type_probs).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
+    expect(Array.isArray(json.typed_text_choices)).toBe(true);
   });
 
   it('run: a device runs one task at a time, so --env adb refuses --concurrency 2, naming the option', async () => {

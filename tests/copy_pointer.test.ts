@@ -181,9 +181,13 @@ describe('copying names training never saw', () => {
     }
     const test = Array.from({ length: 24 }, () => task(rng(99 + Math.floor(r() * 1e6))));
     const b = batchOf(test);
-    const exact = (textBeams: number) =>
-      greedyDecode(model, codec, new TargetConstraint(codec), b, { textBeams }).filter((g, i) => g.result.ok && g.result.action.typed_text === test[i]!.text).length / test.length;
-    const rates = { greedy: exact(1), beam: exact(4) };
+    const decode = (textBeams: number) => greedyDecode(model, codec, new TargetConstraint(codec), b, { textBeams });
+    const exact = (gens: ReturnType<typeof decode>) => gens.filter((g, i) => g.result.ok && g.result.action.typed_text === test[i]!.text).length / test.length;
+    const [greedy, beam] = [decode(1), decode(4)];
+    // The beam's choices: the typed text first, each text once; greedy decoding lists none.
+    const typing = beam.filter((g) => g.result.ok && g.result.action.action_type === ActionType.TYPE);
+    const choicesListed = typing.length > 0 && typing.every((g) => g.result.ok && g.textChoices[0]?.text === g.result.action.typed_text && new Set(g.textChoices.map((c) => c.text)).size === g.textChoices.length);
+    const rates = { greedy: exact(greedy), beam: exact(beam), choicesListed, greedyChoices: greedy.flatMap((g) => g.textChoices).length };
     tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels, b.copy.steps, b.copy.goal]);
     opt.dispose();
     model.dispose();
@@ -195,6 +199,8 @@ describe('copying names training never saw', () => {
     const without = trainAndType(false);
     expect(withPointer.greedy).toBeGreaterThanOrEqual(0.9);
     expect(withPointer.beam).toBeGreaterThanOrEqual(0.9);
+    expect(withPointer.choicesListed).toBe(true);
+    expect(withPointer.greedyChoices).toBe(0);
     expect(without.greedy).toBeLessThan(0.75);
   }, 180_000);
 });

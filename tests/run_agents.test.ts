@@ -94,6 +94,20 @@ describe('checks, URLs, names, summary', () => {
     expect(renderReport(plain, summarize(plain))).not.toContain('id="kinds"');
   });
 
+  it('the report lists the other texts a TYPE step weighed, with their scores, and nothing for a step that weighed one', () => {
+    const screen = { file: 's.png', width: 100, height: 200, shownWidth: 100, shownHeight: 200 };
+    const step = (textChoices: { text: string; score: number }[]) => ({
+      index: 0, screen, url: '', plan: null, latency_ms: 1, checkAfter: null, textChoices,
+      action: { action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: 'evans' } as AitwAction,
+    });
+    const html = (choices: { text: string; score: number }[]) => {
+      const dumps = [{ ...reportable({ task: { id: 't' } }), stepDumps: [step(choices)] }];
+      return renderReport(dumps, summarize(dumps));
+    };
+    expect(html([{ text: 'evans', score: -0.1 }, { text: 'tara', score: -0.9 }])).toContain('other texts weighed: &#34;tara&#34; -0.90 (typed: -0.10');
+    expect(html([{ text: 'evans', score: -0.1 }])).not.toContain('other texts weighed');
+  });
+
   it("typed text against the gold: each task's first typed text, exact and case aside, over the tasks whose gold types", () => {
     const tap = { action_type: ActionType.DUAL_POINT, touch_yx: [0.5, 0.5], lift_yx: [0.5, 0.5], typed_text: '' } as AitwAction;
     const type = (text: string) => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text }) as AitwAction;
@@ -130,6 +144,10 @@ describe('checks, URLs, names, summary', () => {
     // type_probs: the action types' numbers are kept, anything else in it dropped; an answer without it has none.
     const probs = decisionFromAnswer({ action: { action_type_id: 5 }, plan: ['PRESS_BACK'], type_probs: { PRESS_BACK: 0.75, DUAL_POINT: 0.25, SWIPE: 1, TYPE: 'x' } }, 3);
     expect(probs.typeProbs).toEqual({ PRESS_BACK: 0.75, DUAL_POINT: 0.25 });
+    // typed_text_choices: {text, score} entries kept in order, anything else dropped; none at all → no field.
+    const typed = decisionFromAnswer({ action: { action_type_id: 3, typed_text: 'evans' }, plan: ['TYPE'], typed_text_choices: [{ text: 'evans', score: -0.1 }, { text: 7, score: 0 }, { text: 'tara', score: -0.9, extra: 1 }] }, 3);
+    expect(typed.textChoices).toEqual([{ text: 'evans', score: -0.1 }, { text: 'tara', score: -0.9 }]);
+    expect(decisionFromAnswer({ action: { action_type_id: 3, typed_text: 'x' }, plan: ['TYPE'], typed_text_choices: 'x' }, 3)).not.toHaveProperty('textChoices');
     expect(decisionFromAnswer({ action: null, invalid: 'no action decision' }, 5)).toEqual({ action: null, invalid: 'no action decision', plan: null, latency_ms: 5 });
     expect(() => decisionFromAnswer({ action: { action_type_id: 99 } }, 1)).toThrow(AgentError);
     expect(() => decisionFromAnswer({}, 1)).toThrow(AgentError);

@@ -7,7 +7,7 @@ import { ActionCodec } from '../src/model/codec.js';
 import { TargetConstraint } from '../src/model/constrained.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import type { IncrementalDecoder } from '../src/infer/generate.js';
-import { beamTypedText } from '../src/infer/text_beam.js';
+import { beamTypedText, TEXT_CHOICES } from '../src/infer/text_beam.js';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -82,14 +82,18 @@ function scriptedBy(byLast: (last: number | undefined) => Map<number, number>, c
   };
 }
 
-const typedBy = (width: number, model = scripted(), c = codec): string => {
+/** The texts the beam finished for the goal, best first, each with its mean log-probability per token. */
+const choicesBy = (width: number, model = scripted(), c = codec): { text: string; score: number }[] => {
   const goalIds = c.tokenizer.encodeText(goal);
   const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
-  const [ids] = beamTypedText(model, new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
-  const d = c.decodeTarget(ids!);
-  if (!d.ok) throw new Error(d.error);
-  return d.action.typed_text;
+  const [choices] = beamTypedText(model, new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
+  return choices!.map(({ ids, score }) => {
+    const d = c.decodeTarget(ids);
+    if (!d.ok) throw new Error(d.error);
+    return { text: d.action.typed_text, score };
+  });
 };
+const typedBy = (width: number, model = scripted(), c = codec): string => choicesBy(width, model, c)[0]!.text;
 
 describe('beamTypedText', () => {
   it('width 1 is greedy: the likelier first word, then the end', () => {
@@ -99,6 +103,16 @@ describe('beamTypedText', () => {
   it('a wider beam types the run with the better mean log-probability per token', () => {
     expect(typedBy(2)).toBe('amazon shopping');
     expect(typedBy(4)).toBe('amazon shopping');
+  });
+
+  it('lists the texts it finished, best first by their mean log-probability per token, at most TEXT_CHOICES', () => {
+    const choices = choicesBy(4);
+    expect(choices[0]!.text).toBe('amazon shopping');
+    expect(choices.map((c) => c.text)).toContain('shopping');
+    expect(choices.length).toBeLessThanOrEqual(TEXT_CHOICES);
+    for (let i = 1; i < choices.length; i++) expect(choices[i]!.score).toBeLessThanOrEqual(choices[i - 1]!.score);
+    expect(choices.every((c) => c.score <= 0)).toBe(true);
+    expect(choicesBy(1).length).toBe(1); // greedy finishes one text
   });
 
   it('a wider beam also weighs texts the goal does not hold; width 1 only copies', () => {
