@@ -135,12 +135,14 @@ function beamGroup<S>(
       const kept: Hypothesis[] = [];
       for (const { h, id, score } of grown.slice(0, width)) {
         const next = { ids: [...h.ids, id], score, state: constraint.advance(h.state, id), at: h.at, row: h.row };
-        const finished = constraint.textRoom(h.state) ? best : cut;
-        if (id !== codec.eosId) kept.push(next);
-        else {
-          if (finished === best) done[h.row]!.push(next);
-          if (!finished[h.row] || mean(next) > mean(finished[h.row]!)) finished[h.row] = next;
+        if (id !== codec.eosId) {
+          kept.push(next);
+          continue;
         }
+        const ended = constraint.textRoom(h.state); // else the length limit cut it off
+        if (ended) done[h.row]!.push(next);
+        const keep = ended ? best : cut;
+        if (!keep[h.row] || mean(next) > mean(keep[h.row]!)) keep[h.row] = next;
       }
       // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
       // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).

@@ -83,7 +83,8 @@ export class PredictorAgent implements Agent {
     });
     const latency_ms = performance.now() - t0;
     if (!result.ok) return { action: null, invalid: result.error, plan: null, latency_ms };
-    return { action: result.aitw, plan: result.plan, latency_ms, typeProbs: result.type_probs, ...textChoicesOf(result.typed_text_choices) };
+    const choices = result.typed_text_choices;
+    return { action: result.aitw, plan: result.plan, latency_ms, typeProbs: result.type_probs, ...(choices.length > 0 ? { textChoices: choices } : {}) };
   }
 
   async close(): Promise<void> {
