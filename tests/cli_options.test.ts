@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Command, Option } from 'commander';
 import { subsetFractionOption, tapFromOption } from '../src/cli/common.js';
-import { RECIPE_FLAGS, trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
+import { addTrainOptions, RECIPE_FLAGS, trainOptionsFrom, type TrainCliOptions } from '../src/cli/train.js';
 import { RECIPES } from '../src/train/recipes.js';
 import { recipeOptions } from '../src/train/trainer.js';
 import { DEMO_DEFAULTS } from '../src/pipeline/demo.js';
@@ -71,6 +71,15 @@ describe('train recipes', () => {
   it('--case-tokens turns the case tokens on; the recipe leaves them off', () => {
     expect(trainOptionsFrom(base).caseTokens).toBe(false);
     expect(trainOptionsFrom({ ...base, caseTokens: true }).caseTokens).toBe(true);
+  });
+
+  it('--copy-context turns the copy context on; the recipes leave it off', () => {
+    expect(trainOptionsFrom(base).copyContext).toBe(false);
+    expect(trainOptionsFrom({ ...base, recipe: 'pretrained' }).copyContext).toBe(false);
+    expect(trainOptionsFrom({ ...base, copyContext: true }).copyContext).toBe(true);
+    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyContext as boolean | undefined;
+    expect(parsed([])).toBeUndefined();
+    expect(parsed(['--copy-context'])).toBe(true);
   });
 
   it('refuses an unknown config, naming the option', () => {

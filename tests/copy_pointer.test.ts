@@ -9,7 +9,7 @@ import { goalMaskBatch, inputBatch, padIds } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { modelConfig } from '../src/model/config.js';
 import { TargetConstraint } from '../src/model/constrained.js';
-import { copyLogProbs, copyLoss, copyPositionLoss, type CopySource, type CopyWeights } from '../src/model/copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, pointCopy, type CopySource, type CopyWeights } from '../src/model/copy.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import '../src/model/register_gradients.js';
 import { disposeBatch, microConfig, randomBatch, rng } from './model_fixtures.js';
@@ -71,6 +71,55 @@ describe('copyLogProbs', () => {
     const bump = tf.tensor2d([[0, 0, 0, 0], [0, 0, eps, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
     const numP = (at(tf.add(pointer, bump), bias, stopBias) - at(tf.sub(pointer, bump), bias, stopBias)) / (2 * eps);
     expect(gp!.arraySync()[1]![2]).toBeCloseTo(numP, 2);
+  });
+});
+
+describe('the copy context (copyContext)', () => {
+  // Four ids the embeddings tell apart; keys H the same at every position, so only the context moves the pointer.
+  const embeddings = tf.tensor2d([[0, 0], [1, 0], [0, 1], [1, 1]]);
+  const weight = tf.tensor2d([[3, 0, 0, 0], [0, 0, 0, 2]]); // W_x [d=2, 2d]: the first unit reads x_i−1's first coordinate, the second x_i−2's second
+  const keys = tf.ones([1, 5, 2]) as tf.Tensor3D;
+  const goal = tf.ones([1, 5], 'int32') as tf.Tensor2D;
+  const weights = (context: boolean): CopyWeights => ({ ...zeroWeights(2), pointer: tf.eye(2) as tf.Tensor2D, ...(context ? { context: { embeddings, weight } } : {}) });
+  const look = (ids: number[], context = true) => pointCopy(tf.tensor3d([[[1, 1]]]), { keys, ids: tf.tensor2d([ids], [1, 5], 'int32'), goal }, weights(context)).a.arraySync()[0]![0]!;
+
+  it('a position\'s score moves with the two ids before it, not with its own or later ones', () => {
+    const base = look([0, 0, 0, 0, 0]);
+    expect(base.every((p) => Math.abs(p - 0.2) < 1e-6)).toBe(true);
+    // Id 1 at position 1 raises position 2 (its x_i−1) alone: 2 and 3 (x_i−2) read its second coordinate, 0.
+    const one = look([0, 1, 0, 0, 0]);
+    const ratio = one.map((p) => p / one[0]!);
+    expect(ratio[2]).toBeCloseTo(Math.exp(3 / Math.SQRT2), 4);
+    for (const i of [1, 3, 4]) expect(ratio[i]).toBeCloseTo(1, 5);
+    // Id 2 at position 1 raises position 3 alone (x_i−2's second coordinate).
+    const two = look([0, 2, 0, 0, 0]).map((p, _, a) => p / a[0]!);
+    expect(two[3]).toBeCloseTo(Math.exp(2 / Math.SQRT2), 4);
+    for (const i of [1, 2, 4]) expect(two[i]).toBeCloseTo(1, 5);
+    // Without the context the ids do not move the pointer at all.
+    expect(look([0, 1, 2, 3, 1], false).every((p) => Math.abs(p - 0.2) < 1e-6)).toBe(true);
+  });
+
+  it('in the model: W_x starts at zero, so the loss is the plain pointer\'s; the position loss trains it and the embeddings through it', () => {
+    const plain = new AutoUiModel(microConfig({ copyPointer: true }), 5);
+    const model = new AutoUiModel(microConfig({ copyPointer: true, copyContext: true }), 5);
+    const wx = model.namedWeights().get('copy_context.weight')!;
+    expect(wx.shape).toEqual([16, 32]);
+    expect(tf.abs(wx).sum().dataSync()[0]).toBe(0);
+    const batch = randomBatch(model, 2, 5, 4, 6, 9);
+    const goal = tf.tensor2d([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]], [2, 5], 'int32');
+    const copy = { steps: tf.tensor2d([[0, 0, 1, 1], [0, 0, 0, 1]], [2, 4], 'int32'), goal, at: tf.tensor2d([[-1, -1, 2, 1], [-1, -1, -1, 1]], [2, 4], 'int32') };
+    const weights = { ground: 0, refer: 0, copy: 1 };
+    const loss = (m: AutoUiModel) => tf.tidy(() => m.loss({ ...batch, copy }, false, weights).dataSync()[0]!);
+    expect(loss(model)).toBeCloseTo(loss(plain), 5);
+    // W_c is zero at first too, and with it every key's gradient: give the pointer a look first.
+    model.namedWeights().get('copy_pointer.weight')!.assign(tf.randomNormal([16, 16], 0, 0.5, 'float32', 3));
+    const { grads } = tf.variableGrads(() => model.loss({ ...batch, copy }, true, weights), [wx]);
+    expect(tf.abs(Object.values(grads)[0]!).sum().dataSync()[0]).toBeGreaterThan(0);
+    expect(() => new AutoUiModel(microConfig({ copyContext: true }), 5)).toThrow(/copyContext needs copyPointer/);
+    tf.dispose([...Object.values(grads), copy.steps, copy.at, goal]);
+    disposeBatch(batch);
+    plain.dispose();
+    model.dispose();
   });
 });
 
@@ -155,8 +204,13 @@ describe('copying names training never saw', () => {
   const typeAction = (text: string): AitwAction => ({ action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: text });
 
   /** Exact typed texts on unseen names, decoded greedily and with the text beam (width 4). */
-  const trainAndType = (copyPointer: boolean): { greedy: number; beam: number } => {
-    const config = modelConfig('tiny', { vocabSize: codec.vocabSize, screenDim: 4, dModel: 32, dKv: 8, numHeads: 4, dFf: 64, dropoutRate: 0, copyPointer });
+  // A search goal whose name to open repeats the query, before or after another name: the query is told by its place alone.
+  const searchTask = (r: () => number) => {
+    const [other, query] = [name(r), name(r)];
+    return { goal: `search for ${query} and open ${r() < 0.5 ? `${other} ${query}` : `${query} ${other}`}`, text: query };
+  };
+  const trainAndType = (copyPointer: boolean, copyContext = false, draw = task): { greedy: number; beam: number } => {
+    const config = modelConfig('tiny', { vocabSize: codec.vocabSize, screenDim: 4, dModel: 32, dKv: 8, numHeads: 4, dFf: 64, dropoutRate: 0, copyPointer, copyContext });
     const model = new AutoUiModel(config, 1);
     const opt = tf.train.adam(1e-2);
     const r = rng(7);
@@ -175,11 +229,11 @@ describe('copying names training never saw', () => {
       };
     };
     for (let step = 0; step < 120; step++) {
-      const b = batchOf(Array.from({ length: 16 }, () => task(r)));
+      const b = batchOf(Array.from({ length: 16 }, () => draw(r)));
       tf.dispose(opt.minimize(() => model.loss(b, true), true, model.trainableVariables()));
       tf.dispose([b.inputIds, b.inputMask, b.screen, b.labels, b.copy.steps, b.copy.goal]);
     }
-    const test = Array.from({ length: 24 }, () => task(rng(99 + Math.floor(r() * 1e6))));
+    const test = Array.from({ length: 24 }, () => draw(rng(99 + Math.floor(r() * 1e6))));
     const b = batchOf(test);
     const decode = (textBeams: number) => greedyDecode(model, codec, new TargetConstraint(codec), b, { textBeams });
     const exact = (gens: ReturnType<typeof decode>) => gens.filter((g, i) => g.result.ok && g.result.action.typed_text === test[i]!.text).length / test.length;
@@ -202,5 +256,9 @@ describe('copying names training never saw', () => {
     expect(withPointer.choicesListed).toBe(true);
     expect(withPointer.greedyChoices).toBe(0);
     expect(without.greedy).toBeLessThan(0.75);
+  }, 180_000);
+
+  it('with the copy context, the pointer types a search\'s query where the name to open repeats it', () => {
+    expect(trainAndType(true, true, searchTask).greedy).toBeGreaterThanOrEqual(0.9);
   }, 180_000);
 });

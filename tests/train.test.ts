@@ -183,6 +183,13 @@ describe('train', () => {
     expect(plain.training).toMatchObject({ copyPositionWeight: 1, renameRate: DEFAULT_TRAIN.renameRate });
   });
 
+  it('with copyContext the copy pointer reads the goal\'s context, recorded in the model; not by default', async () => {
+    const { plain, run: meta } = await beside('copy-context', { copyContext: true });
+    expect(DEFAULT_TRAIN.copyContext).toBe(false);
+    expect(plain.model.copyContext).toBe(false);
+    expect(meta.model.copyContext).toBe(true);
+  });
+
   it('reads at most --text-items screen texts per screen, and records the limit', async () => {
     const { plain: meta, run } = await beside('items-4', { textItems: 4 });
     expect(meta.screenText).toMatchObject({ maxItems: DEFAULT_TRAIN.textItems });

@@ -57,6 +57,8 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   copyPointer?: boolean;
   /** true with --case-tokens. */
   caseTokens?: boolean;
+  /** true with --copy-context. */
+  copyContext?: boolean;
 };
 
 /** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
@@ -74,6 +76,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     ...(o.textMatch === false ? { textMatch: false } : {}),
     ...(o.copyPointer === false ? { copyPointer: false } : {}),
     ...(o.caseTokens ? { caseTokens: true } : {}),
+    ...(o.copyContext ? { copyContext: true } : {}),
     data: o.data,
     out: o.out,
     init: o.init,
@@ -103,6 +106,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
     .option('--case-tokens', 'typed text starts with one case token for the whole text (as written, lower, Capitalised, or free text) instead of a casing per copied word')
+    .option('--copy-context', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query (off in both recipes)")
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 

@@ -329,7 +329,8 @@ export class AutoUiModel {
   private copyWeights(): CopyWeights {
     if (!this.config.copyPointer) throw new InputError('this model has no copy pointer (copyPointer is off)', 'copyLogProbs');
     const p = this.params;
-    return { pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias') };
+    const context = this.config.copyContext ? { context: { embeddings: p.get<tf.Tensor2D>('shared.weight'), weight: p.get<tf.Tensor2D>('copy_context.weight') } } : {};
+    return { pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias'), ...context };
   }
 
   /** Prepares incremental decoding: cross-attention K/V computed once from H_fuse. */

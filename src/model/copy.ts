@@ -1,27 +1,33 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { dense } from './layers.js';
+import { dense, embed, stopGradient } from './layers.js';
 
 /*
  * The copy pointer (our addition; the pointer-generator of See et al., 2017, with a stop on the
  * pointed position): at the decoder steps that write a TYPE action's text (and the eos that ends
  * it), the next token is drawn from a mixture of the vocabulary and the goal, pointed at by position:
- *   a_t,i  = softmax_i((W_c h_t) · H_i / √d)          over the goal's positions i and the one after it
+ *   a_t,i  = softmax_i((W_c h_t) · K_i / √d)          over the goal's positions i and the one after it
+ *   K_i    = H_i + W_x [E x_i−1; E x_i−2]              (H_i alone without copyContext)
  *   s_i    = σ(w_s · H_i + b_s)                        (1 at the position after the goal)
  *   g_t    = σ(w_g · h_t + b_g)
  *   p_t(v) = g_t · softmax(logits_t)(v) + (1 − g_t) · Σ_i a_t,i · ((1 − s_i)·[x_i = v] + s_i·[v = eos])
- * where h_t is the decoder's state, H the fused encoder states the decoder reads (H_fuse) and x the
- * input ids. Why the pointer: a name the vocabulary spells in bytes ("comedy", "Netflix") must
- * otherwise be spelled by the LM head, which has to learn to turn "the query is here" into the ids
- * of its letters; a pointer only has to find where the query is, which the encoder's contextual
- * states say ("for …", quotes), so it carries to names training never showed. Why the stop: where
- * a typed name ends is said by what follows it in the goal (" page", " app", " from"), not by the
- * name, so the stop is read off the position the pointer would copy next, s_i, which does not depend
- * on having seen the name. The vocabulary side writes the case token before the text (codec.ts
- * caseModes: how the copied run is cased, or <free>) and, after <free>, what no run of the goal holds
- * (".com" after "costco"); for codecs without case tokens, a casing the goal lacks ("Yelp" for
- * "install yelp app"), and free text only from the text beam's second beam (infer/text_beam.ts). W_c, w_g,
- * b_g, w_s and b_s start at zero: an untrained pointer looks at the goal uniformly, the two sides
- * weighted equally.
+ * where h_t is the decoder's state, H the fused encoder states the decoder reads (H_fuse), x the input
+ * ids and E the token embeddings. Why the pointer: a name the vocabulary spells in bytes ("comedy",
+ * "Netflix") must otherwise be spelled by the LM head, which has to learn to turn "the query is here"
+ * into the ids of its letters; a pointer only has to find where the query is, which the encoder's
+ * contextual states say ("for …", quotes), so it carries to names training never showed. Why the
+ * stop: where a typed name ends is said by what follows it in the goal (" page", " app", " from"), not
+ * by the name, so the stop is read off the position the pointer would copy next, s_i, which does not
+ * depend on having seen the name. Why the context in K (copyContext): a search goal holds its query
+ * and, after it, the name to open, which often repeats the query ("look up Evans and go to Noah
+ * Evans"); which word is the query is said by the words before it (" up", " for"), and a byte-spelled
+ * word starts on a lone space token whose fused state says little of them: without W_x the pointer
+ * spread its weight evenly over the goal's lone spaces (README Results: "Where the copy pointer
+ * looks"). Two ids back also reach the first letter after such a space. The vocabulary side writes the
+ * case token before the text (codec.ts caseModes: how the copied run is cased, or <free>) and, after
+ * <free>, what no run of the goal holds (".com" after "costco"); for codecs without case tokens, a
+ * casing the goal lacks ("Yelp" for "install yelp app"), and free text only from the text beam's
+ * second beam (infer/text_beam.ts). W_c, W_x, w_g, b_g, w_s and b_s start at zero: an untrained pointer
+ * looks at the goal uniformly, the two sides weighted equally.
  */
 
 /** The copy pointer's weights (params.ts). */
@@ -36,6 +42,8 @@ export interface CopyWeights {
   stop: tf.Tensor2D;
   /** b_s [1]. */
   stopBias: tf.Tensor1D;
+  /** E [V, d] and W_x [d, 2d] (copyContext models); absent = K is H. */
+  context?: { embeddings: tf.Tensor2D; weight: tf.Tensor2D };
 }
 
 /** What a copy reads, one row per decoder state: the goal's fused states, ids and mask. */
@@ -65,10 +73,21 @@ export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeight
     const after = tf.relu(tf.sub(tf.pad(tf.slice(goal, [0, 0], [r, l - 1]), [[0, 0], [1, 0]]), goal)); // [R, L]: 1 just after the goal
     const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
     const q = dense(hidden, w.pointer); // [R, T, d]
-    const scores = tf.add(tf.mul(tf.matMul(q, source.keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
+    const keys = w.context ? tf.add(source.keys, contextKeys(source.ids, w.context)) : source.keys;
+    const scores = tf.add(tf.mul(tf.matMul(q, keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
     const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
     return { a: tf.softmax(scores) as tf.Tensor3D, stop: stop as tf.Tensor3D };
   });
+}
+
+/** W_x [E x_i−1; E x_i−2] [R, L, d] for input ids [R, L]; before the first position the embedding of id 0 (T5's pad). */
+function contextKeys(ids: tf.Tensor2D, w: NonNullable<CopyWeights['context']>): tf.Tensor3D {
+  const [r, l] = ids.shape;
+  // Read, not trained, through W_x: every other token reads these embeddings, and trained through W_x they
+  // moved what the agent does after a search's ENTER (README Results: "The copy pointer reads the words before a place").
+  const embeddings = stopGradient(w.embeddings);
+  const before = (k: number) => embed(embeddings, tf.pad(tf.slice(tf.cast(ids, 'int32'), [0, 0], [r, Math.max(l - k, 0)]), [[0, 0], [Math.min(k, l), 0]])) as tf.Tensor3D; // [R, L, d]
+  return dense(tf.concat([before(1), before(2)], 2), w.weight);
 }
 
 /**

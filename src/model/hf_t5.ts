@@ -42,7 +42,7 @@ export const TEXT_TENSORS = ['text_proj.weight', 'text_proj.bias', 'text_match.w
 /** The decoder's tap pointer (models with tapPointer only). */
 export const POINTER_TENSORS = ['tap_pointer.weight'] as const;
 /** The copy pointer over the goal (models with copyPointer only). */
-export const COPY_TENSORS = ['copy_pointer.weight', 'copy_gate.weight', 'copy_gate.bias', 'copy_stop.weight', 'copy_stop.bias'] as const;
+export const COPY_TENSORS = ['copy_pointer.weight', 'copy_gate.weight', 'copy_gate.bias', 'copy_stop.weight', 'copy_stop.bias', 'copy_context.weight'] as const;
 const EXTRA = new Set<string>([...AUTOUI_EXTRA_TENSORS, ...TEXT_TENSORS, ...POINTER_TENSORS, ...COPY_TENSORS]);
 
 type Json = Record<string, unknown>;

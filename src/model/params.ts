@@ -26,6 +26,8 @@ import { MATCH_DIM } from './text_match.js';
  * - `copy_pointer.weight` [d, d] (W_c), `copy_gate.weight` [1, d], `copy_gate.bias` [1] (w_g, b_g),
  *   `copy_stop.weight` [1, d], `copy_stop.bias` [1] (w_s, b_s) — the copy pointer over the goal
  *   (copy.ts), only with `copyPointer`; zero at initialisation.
+ * - `copy_context.weight` [d, 2d] (W_x) — what the two goal tokens before a position add to the copy
+ *   pointer's key there (copy.ts), only with `copyContext`; zero at initialisation.
  * The screen interaction itself (softmax(Q Kᵀ/√d) V with Q = H_language, K = V = H'_screen) has no
  * parameters, as in the paper's equations.
  */
@@ -172,6 +174,7 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
       { name: 'copy_stop.weight', shape: [1, d], init: ZEROS },
       { name: 'copy_stop.bias', shape: [1], init: ZEROS },
     );
+    if (config.copyContext) specs.push({ name: 'copy_context.weight', shape: [d, 2 * d], init: ZEROS });
   }
   return specs;
 }
