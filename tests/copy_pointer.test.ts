@@ -99,7 +99,7 @@ describe('the copy context (copyContext)', () => {
     expect(look([0, 1, 2, 3, 1], false).every((p) => Math.abs(p - 0.2) < 1e-6)).toBe(true);
   });
 
-  it('in the model: W_x starts at zero, so the loss is the plain pointer\'s; the position loss trains it and the embeddings through it', () => {
+  it('in the model: W_x starts at zero, so the loss is the plain pointer\'s; the position loss trains it', () => {
     const plain = new AutoUiModel(microConfig({ copyPointer: true }), 5);
     const model = new AutoUiModel(microConfig({ copyPointer: true, copyContext: true }), 5);
     const wx = model.namedWeights().get('copy_context.weight')!;

@@ -226,7 +226,8 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   // The pointer learns on tap targets read off a patch grid (grounding.ts), and with the grounding loss's attention as its prior.
   const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
   const tapOffset = tapPointer && opts.offsetWeight > 0;
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer: opts.copyPointer && codec.config.copyText, copyContext: opts.copyPointer && codec.config.copyText && opts.copyContext };
+  const copyPointer = opts.copyPointer && codec.config.copyText;
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer, copyContext: copyPointer && opts.copyContext };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
