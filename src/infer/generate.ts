@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Encoded } from '../model/autoui.js';
 import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
-import type { CopySource } from '../model/copy.js';
+import { disposePointerKeys, type CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { decidesNext, GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
@@ -28,6 +28,8 @@ export interface IncrementalDecoder<State> {
   offsetTaps?(hidden: tf.Tensor2D, keys: tf.Tensor3D, patch: tf.Tensor1D): tf.Tensor2D;
   /** log p [R, T, V] of the copy pointer's mixture (models with copyPointer; model/copy.ts). */
   copyLogProbs?(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D;
+  /** What the copy pointer reads of a batch (models with copyPointer; model/copy.ts). */
+  copySource?(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D): CopySource;
   /** Keeps/reorders/repeats rows of a decoding state (consumes it); what a beam search needs. */
   selectDecodingRows?(state: State, rows: number[]): State;
 }
@@ -116,7 +118,10 @@ export function greedyDecode<S>(
   const textChoices = textBeams > 1 ? retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams) : [];
   const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer', unpointed) : null);
   tf.dispose(Object.values(encoded));
-  if (copy) tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
+  if (copy) {
+    tf.dispose(copy.goal); // its keys are H_fuse and its ids the batch's
+    disposePointerKeys(copy);
+  }
   return out.map((ids, b) => {
     const choices = textChoices[b] ?? [];
     if (!constraint.isDone(states[b]!)) return { ids, result: { ok: false as const, error: `no end of sequence within ${maxLen} tokens` }, typeProbs: typeProbs[b]!, textChoices: choices };
@@ -127,8 +132,8 @@ export function greedyDecode<S>(
 
 /** What the copy pointer reads of a batch (models with one): H_fuse, the input ids and the goal's mask. */
 function copySource<S>(model: IncrementalDecoder<S>, codec: ActionCodec, encoded: Encoded, inputIds: tf.Tensor2D, inputs: number[][]): CopySource | null {
-  if (!model.config.copyPointer || !model.copyLogProbs || !codec.config.copyText) return null;
-  return { keys: encoded.fused, ids: inputIds, goal: goalMaskBatch(inputs, codec) };
+  if (!model.config.copyPointer || !model.copyLogProbs || !model.copySource || !codec.config.copyText) return null;
+  return model.copySource(encoded.fused, inputIds, goalMaskBatch(inputs, codec));
 }
 
 /**

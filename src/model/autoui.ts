@@ -5,7 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { copyLogProbs, copyLoss, copyPositionLoss, pointCopy, type CopySource, type CopyWeights } from './copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, copySource, pointCopy, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
 import { offsetLoss, tapOffsets, type OffsetTargets, type OffsetWeights } from './tap_offset.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
@@ -242,8 +242,8 @@ export class AutoUiModel {
       const count = tf.maximum(tf.sum(tf.cast(tf.notEqual(flatLabels, IGNORE_INDEX), 'float32')), 1);
       let summed = tf.sum(perToken) as tf.Scalar;
       if (copy) {
-        const source = { keys: hFuse, ids: batch.inputIds, goal: copy.goal };
         const w = this.copyWeights();
+        const source = copySource(hFuse, batch.inputIds, copy.goal, w);
         const pointing = pointCopy(hidden, source, w);
         summed = tf.add(summed, copyLoss(copyLogProbs(hidden, logits, source, w, this.config.eosTokenId, pointing), labels, copy.steps));
         if (copy.at && weights.copy) {
@@ -324,6 +324,11 @@ export class AutoUiModel {
    */
   copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D {
     return copyLogProbs(hidden, logits, source, this.copyWeights(), this.config.eosTokenId);
+  }
+
+  /** What the copy pointer reads of a batch: H_fuse `keys`, the input ids and the goal's mask, with the pointer's keys made once. */
+  copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D): CopySource {
+    return copySource(keys, ids, goal, this.copyWeights());
   }
 
   private copyWeights(): CopyWeights {

@@ -46,10 +46,12 @@ export interface CopyWeights {
   context?: { embeddings: tf.Tensor2D; weight: tf.Tensor2D };
 }
 
-/** What a copy reads, one row per decoder state: the goal's fused states, ids and mask. */
+/** What a copy reads, one row per decoder state: the goal's fused states, the pointer's keys, ids and mask. */
 export interface CopySource {
   /** H [R, L, d]: the fused encoder states of each row's input. */
   keys: tf.Tensor3D;
+  /** K [R, L, d]: the pointer's keys; the very tensor `keys` without copyContext. */
+  pointerKeys: tf.Tensor3D;
   /** x [R, L] int32: each row's input ids. */
   ids: tf.Tensor2D;
   /** [R, L] 1 on the goal's tokens (a prefix of the input: what may be copied), 0 on the history and padding. */
@@ -65,6 +67,14 @@ export interface CopyPointing {
   stop: tf.Tensor3D;
 }
 
+/**
+ * The source of a batch: K computed here once, not at every decoding step that points. `goal` is
+ * kept as given (owned by the caller, as `keys` and `ids` are); dispose the rest with disposeSource.
+ */
+export function copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D, w: CopyWeights): CopySource {
+  return { keys, ids, goal, pointerKeys: w.context ? tf.tidy(() => tf.add(keys, contextKeys(ids, w.context!))) : keys };
+}
+
 /** a_t,i and s_i above, for decoder states `hidden` [R, T, d], row r pointing into row r of the source. */
 export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeights): CopyPointing {
   return tf.tidy(() => {
@@ -73,8 +83,7 @@ export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeight
     const after = tf.relu(tf.sub(tf.pad(tf.slice(goal, [0, 0], [r, l - 1]), [[0, 0], [1, 0]]), goal)); // [R, L]: 1 just after the goal
     const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
     const q = dense(hidden, w.pointer); // [R, T, d]
-    const keys = w.context ? tf.add(source.keys, contextKeys(source.ids, w.context)) : source.keys;
-    const scores = tf.add(tf.mul(tf.matMul(q, keys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
+    const scores = tf.add(tf.mul(tf.matMul(q, source.pointerKeys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
     const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
     return { a: tf.softmax(scores) as tf.Tensor3D, stop: stop as tf.Tensor3D };
   });
@@ -152,10 +161,17 @@ export function copyLoss(logProbs: tf.Tensor3D, labels: tf.Tensor2D, steps: tf.T
 export function sourceRows(source: CopySource, rows: readonly number[]): CopySource {
   return tf.tidy(() => {
     const idx = tf.tensor1d(rows as number[], 'int32');
-    return { keys: tf.gather(source.keys, idx), ids: tf.gather(source.ids, idx), goal: tf.gather(source.goal, idx) };
+    const keys = tf.gather(source.keys, idx);
+    return { keys, pointerKeys: source.pointerKeys === source.keys ? keys : tf.gather(source.pointerKeys, idx), ids: tf.gather(source.ids, idx), goal: tf.gather(source.goal, idx) };
   });
 }
 
+/** Frees a source sourceRows made (all of it). */
 export function disposeSource(source: CopySource): void {
-  tf.dispose([source.keys, source.ids, source.goal]);
+  tf.dispose([source.keys, source.pointerKeys, source.ids, source.goal]);
+}
+
+/** Frees what copySource made beside what its caller gave it: K, with copyContext. */
+export function disposePointerKeys(source: CopySource): void {
+  if (source.pointerKeys !== source.keys) source.pointerKeys.dispose();
 }
