@@ -123,18 +123,16 @@ function navigationTargets(m: SiteModel, page: string): Map<string, string[]> {
 }
 
 /**
- * The links a navigation's gold follows to `target`, after HOME when `home` is set. HOME first
- * whenever the target is more than one link away and the entry page reaches it in at most
- * MAX_LINKS links — on the entry page too, where HOME only brings back its top. Why HOME: the link
- * back towards a site's contents differs from site to site (a header title, an "Up" link, a back
- * arrow), so on a site the model never saw none of them is known, while HOME (the task's home page,
- * its entry page) is one action everywhere. Why on the entry page too: which page is a site's entry
- * page does not show on a site never seen, so a gold that pressed HOME only away from it would ask
- * the model to guess; pressing it always costs one step there.
+ * The links a navigation's gold follows to `target`, after HOME when `home` is set. HOME first when
+ * the walk starts away from the site's entry page, the target is more than one link away, and the
+ * entry page reaches it in at most MAX_LINKS links. Why: the link back towards a site's contents
+ * differs from site to site (a header title, an "Up" link, a back arrow), so on a site the model
+ * never saw none of them is known, while HOME (the task's home page, its entry page) is one action
+ * everywhere.
  */
 export function navigationRoute(m: SiteModel, page: string, target: string, path: readonly string[]): { home: boolean; links: readonly string[] } {
-  if (path.length < 2) return { home: false, links: path };
-  const fromEntry = page === m.start ? path : shortestPaths(m.graph, m.start, isTaskPage, inReach).get(target);
+  if (page === m.start || path.length < 2) return { home: false, links: path };
+  const fromEntry = shortestPaths(m.graph, m.start, isTaskPage, inReach).get(target);
   return fromEntry && fromEntry.length <= MAX_LINKS ? { home: true, links: fromEntry } : { home: false, links: path };
 }
 
