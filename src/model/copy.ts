@@ -68,11 +68,12 @@ export interface CopyPointing {
 }
 
 /**
- * The source of a batch: K computed here once, not at every decoding step that points. `goal` is
- * kept as given (owned by the caller, as `keys` and `ids` are); dispose the rest with disposeSource.
+ * The source of a batch: K computed here once, not at every decoding step that points. `keys`, `ids`
+ * and `goal` stay the caller's; disposePointerKeys frees what this makes.
  */
 export function copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D, w: CopyWeights): CopySource {
-  return { keys, ids, goal, pointerKeys: w.context ? tf.tidy(() => tf.add(keys, contextKeys(ids, w.context!))) : keys };
+  const context = w.context;
+  return { keys, ids, goal, pointerKeys: context ? tf.tidy(() => tf.add(keys, contextKeys(ids, context))) : keys };
 }
 
 /** a_t,i and s_i above, for decoder states `hidden` [R, T, d], row r pointing into row r of the source. */
