@@ -26,7 +26,7 @@ const EOS = 1;
 describe('copyLogProbs', () => {
   it('untrained (zero weights): half the vocabulary softmax, half a uniform look at the goal and the place after it, each position copied or stopped at even odds', () => {
     // Input ids 5 7 5 | 9 (history): the goal holds 5 twice and 7 once; the place after it (id 9) only stops.
-    const source = copySource(tf.randomNormal([1, 4, 3], 0, 1, 'float32', 1) as tf.Tensor3D, tf.tensor2d([[5, 7, 5, 9]], [1, 4], 'int32'), tf.tensor2d([[1, 1, 1, 0]], [1, 4], 'int32'), zeroWeights(1));
+    const source = copySource(tf.randomNormal([1, 4, 3], 0, 1, 'float32', 1) as tf.Tensor3D, tf.tensor2d([[5, 7, 5, 9]], [1, 4], 'int32'), tf.tensor2d([[1, 1, 1, 0]], [1, 4], 'int32'));
     const p = tf.exp(copyLogProbs(tf.ones([1, 1, 3]) as tf.Tensor3D, tf.zeros([1, 1, 10]) as tf.Tensor3D, source, zeroWeights(3), EOS)).arraySync()[0]![0]!;
     expect(p[5]).toBeCloseTo(0.05 + 0.5 * (2 / 4) * 0.5, 5);
     expect(p[7]).toBeCloseTo(0.05 + 0.5 * (1 / 4) * 0.5, 5);
@@ -36,14 +36,14 @@ describe('copyLogProbs', () => {
   });
 
   it('a pointer at the place after the goal stops: the text ends with the goal', () => {
-    const source = copySource(tf.tensor3d([[[1, 0], [0, 1]]]), tf.tensor2d([[4, 9]], [1, 2], 'int32'), tf.tensor2d([[1, 0]], [1, 2], 'int32'), zeroWeights(1));
+    const source = copySource(tf.tensor3d([[[1, 0], [0, 1]]]), tf.tensor2d([[4, 9]], [1, 2], 'int32'), tf.tensor2d([[1, 0]], [1, 2], 'int32'));
     const w: CopyWeights = { ...zeroWeights(2), pointer: tf.mul(tf.eye(2), 40) as tf.Tensor2D, gateBias: tf.tensor1d([-30]), stopBias: tf.tensor1d([-30]) };
     const lp = copyLogProbs(tf.tensor3d([[[-1, 1]]]), tf.zeros([1, 1, 10]) as tf.Tensor3D, source, w, EOS).arraySync()[0]![0]!;
     expect(lp[EOS]).toBeGreaterThan(-1e-3);
   });
 
   it('with the gate shut and a pointer that agrees with one position, it copies that position\'s token', () => {
-    const source = copySource(tf.tensor3d([[[1, 0], [0, 1], [1, 1]]]), tf.tensor2d([[4, 6, 8]], [1, 3], 'int32'), tf.ones([1, 3], 'int32') as tf.Tensor2D, zeroWeights(1));
+    const source = copySource(tf.tensor3d([[[1, 0], [0, 1], [1, 1]]]), tf.tensor2d([[4, 6, 8]], [1, 3], 'int32'), tf.ones([1, 3], 'int32') as tf.Tensor2D);
     const w: CopyWeights = { ...zeroWeights(2), pointer: tf.mul(tf.eye(2), 40) as tf.Tensor2D, gateBias: tf.tensor1d([-30]), stopBias: tf.tensor1d([-30]) };
     const lp = copyLogProbs(tf.tensor3d([[[-1, 1]]]), tf.zeros([1, 1, 9]) as tf.Tensor3D, source, w, EOS).arraySync()[0]![0]!;
     expect(lp[6]).toBeGreaterThan(-1e-3);
@@ -51,7 +51,7 @@ describe('copyLogProbs', () => {
   });
 
   it('its loss has the gradient finite differences give (gate and stop biases, pointer weight)', () => {
-    const source = copySource(tf.randomNormal([2, 5, 4], 0, 1, 'float32', 2) as tf.Tensor3D, tf.tensor2d([[3, 4, 5, 3, 2], [6, 6, 2, 7, 1]], [2, 5], 'int32'), tf.tensor2d([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0]], [2, 5], 'int32'), zeroWeights(1));
+    const source = copySource(tf.randomNormal([2, 5, 4], 0, 1, 'float32', 2) as tf.Tensor3D, tf.tensor2d([[3, 4, 5, 3, 2], [6, 6, 2, 7, 1]], [2, 5], 'int32'), tf.tensor2d([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0]], [2, 5], 'int32'));
     const hidden = tf.randomNormal([2, 3, 4], 0, 1, 'float32', 3) as tf.Tensor3D;
     const logits = tf.randomNormal([2, 3, 8], 0, 1, 'float32', 4) as tf.Tensor3D;
     const labels = tf.tensor2d([[3, 5, 1], [6, 7, 0]], [2, 3], 'int32');
@@ -81,7 +81,7 @@ describe('the copy context (copyContext)', () => {
   const keys = tf.ones([1, 5, 2]) as tf.Tensor3D;
   const goal = tf.ones([1, 5], 'int32') as tf.Tensor2D;
   const weights = (context: boolean): CopyWeights => ({ ...zeroWeights(2), pointer: tf.eye(2) as tf.Tensor2D, ...(context ? { context: { embeddings, weight } } : {}) });
-  const look = (ids: number[], context = true) => pointCopy(tf.tensor3d([[[1, 1]]]), copySource(keys, tf.tensor2d([ids], [1, 5], 'int32'), goal, weights(context)), weights(context)).a.arraySync()[0]![0]!;
+  const look = (ids: number[], context = true) => pointCopy(tf.tensor3d([[[1, 1]]]), copySource(keys, tf.tensor2d([ids], [1, 5], 'int32'), goal, weights(context).context), weights(context)).a.arraySync()[0]![0]!;
 
   it('a position\'s score moves with the two ids before it, not with its own or later ones', () => {
     const base = look([0, 0, 0, 0, 0]);

@@ -243,7 +243,7 @@ export class AutoUiModel {
       let summed = tf.sum(perToken) as tf.Scalar;
       if (copy) {
         const w = this.copyWeights();
-        const source = copySource(hFuse, batch.inputIds, copy.goal, w);
+        const source = copySource(hFuse, batch.inputIds, copy.goal, w.context);
         const pointing = pointCopy(hidden, source, w);
         summed = tf.add(summed, copyLoss(copyLogProbs(hidden, logits, source, w, this.config.eosTokenId, pointing), labels, copy.steps));
         if (copy.at && weights.copy) {
@@ -328,7 +328,7 @@ export class AutoUiModel {
 
   /** What the copy pointer reads of a batch: H_fuse `keys`, the input ids and the goal's mask, with the pointer's keys made once. */
   copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D): CopySource {
-    return copySource(keys, ids, goal, this.copyWeights());
+    return copySource(keys, ids, goal, this.copyWeights().context);
   }
 
   private copyWeights(): CopyWeights {

@@ -71,8 +71,7 @@ export interface CopyPointing {
  * The source of a batch: K computed here once, not at every decoding step that points. `keys`, `ids`
  * and `goal` stay the caller's; disposePointerKeys frees what this makes.
  */
-export function copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D, w: CopyWeights): CopySource {
-  const context = w.context;
+export function copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D, context?: CopyWeights['context']): CopySource {
   return { keys, ids, goal, pointerKeys: context ? tf.tidy(() => tf.add(keys, contextKeys(ids, context))) : keys };
 }
 
@@ -167,7 +166,7 @@ export function sourceRows(source: CopySource, rows: readonly number[]): CopySou
   });
 }
 
-/** Frees a source sourceRows made (all of it). */
+/** Frees a source sourceRows made (all of it; K and H are one tensor without the context, and a second dispose does nothing). */
 export function disposeSource(source: CopySource): void {
   tf.dispose([source.keys, source.pointerKeys, source.ids, source.goal]);
 }
