@@ -143,6 +143,21 @@ describe('shard files', () => {
     expect((await readdir(dir)).sort()).toEqual(['s-0.arrow', 's-1.arrow']);
   });
 
+  it('screen arrays go round again only once a file has taken them: three writers interleaved, every row back as written', async () => {
+    // Many record batches across three writers (as data prepare's splits) reuse the few kept arrays;
+    // one handed back before its file had taken it would be overwritten by a later batch's screens.
+    const rows = Array.from({ length: 120 }, (_, e) => episodeRows(`mix-${e}`, [tap(e / 120, 0.5), back, type(`q${e}`), done], e)).flat();
+    const writers = [0, 1, 2].map((w) => new ShardWriter({ encoder: ENC, rowsPerShard: 100, pathFor: (k) => join(dir, `w${w}-${k}.arrow`) }));
+    for (let i = 0; i < rows.length; i++) await writers[i % 3]!.add(rows[i]!);
+    for (const [w, writer] of writers.entries()) {
+      const back = [];
+      for (const s of await writer.close()) back.push(...shardRows(await readShardFile(s.path, ENC)));
+      const want = rows.filter((_, i) => i % 3 === w);
+      expect(back).toHaveLength(want.length);
+      back.forEach((r, i) => expectSameRow(r, want[i]!));
+    }
+  });
+
   it('places rows by stream index so finished shards can be skipped, and refuses disorder', async () => {
     const w = new ShardWriter({ encoder: ENC, rowsPerShard: 2, pathFor: (k) => join(dir, `s-${k}.arrow`) });
     await w.put(0, ROWS[0]!);

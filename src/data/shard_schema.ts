@@ -132,7 +132,8 @@ export class BatchColumns {
 /** One ShardRow field: its columns (name → Arrow type), writer and reader. */
 interface FieldCodec<T> {
   columns: Record<string, (featureSize: number) => DataType>;
-  write(values: readonly T[], featureSize: number): Record<string, Data>;
+  /** `screens`: where the screen column's values go (values × featureSize; a new array when absent). */
+  write(values: readonly T[], featureSize: number, screens?: Float32Array): Record<string, Data>;
   read(c: BatchColumns): (i: number) => T;
 }
 
@@ -228,8 +229,9 @@ const episodeActionsField: FieldCodec<AitwAction[]> = {
 
 const screenField: FieldCodec<Float32Array> = {
   columns: { screen: (size) => new FixedSizeList(size, item(new Float32())) },
-  write: (v, size) => {
-    const flat = new Float32Array(v.length * size);
+  write: (v, size, screens) => {
+    const flat = screens ?? new Float32Array(v.length * size);
+    if (flat.length !== v.length * size) throw new RangeError(`screen column: ${flat.length} values for ${v.length} rows of ${size}`);
     v.forEach((s, i) => flat.set(s, i * size));
     const child = makeData({ type: new Float32(), length: flat.length, nullCount: 0, data: flat });
     return { screen: makeData({ type: new FixedSizeList(size, item(new Float32())), length: v.length, nullCount: 0, child }) };
@@ -265,12 +267,12 @@ export function shardSchema(encoder: EncoderInfo): Schema {
   return new Schema(fields, new Map([['autoui.format', SHARD_FORMAT], ['autoui.encoder', JSON.stringify(encoder)]]));
 }
 
-/** The columns of `rows`, by column name. */
-export function writeColumns(rows: readonly ShardRow[], featureSize: number): Map<string, Data> {
+/** The columns of `rows`, by column name; the screens' values in `screens` when given (rows × featureSize). */
+export function writeColumns(rows: readonly ShardRow[], featureSize: number, screens?: Float32Array): Map<string, Data> {
   const out = new Map<string, Data>();
   for (const f of FIELD_NAMES) {
     const codec = FIELDS[f] as FieldCodec<unknown>;
-    for (const [name, data] of Object.entries(codec.write(rows.map((r) => r[f]), featureSize))) out.set(name, data);
+    for (const [name, data] of Object.entries(codec.write(rows.map((r) => r[f]), featureSize, screens))) out.set(name, data);
   }
   return out;
 }

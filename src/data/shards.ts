@@ -35,9 +35,9 @@ function checkScreens(rows: readonly ShardRow[], encoder: EncoderInfo): void {
   }
 }
 
-/** One Arrow record batch holding `rows`. Pure. */
-function recordBatch(rows: readonly ShardRow[], encoder: EncoderInfo, schema: Schema): RecordBatch {
-  const columns = writeColumns(rows, encoder.patches * encoder.dim);
+/** One Arrow record batch holding `rows`, its screens' values in `screens` when given. Pure but for filling `screens`. */
+function recordBatch(rows: readonly ShardRow[], encoder: EncoderInfo, schema: Schema, screens?: Float32Array): RecordBatch {
+  const columns = writeColumns(rows, encoder.patches * encoder.dim, screens);
   const struct = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: schema.fields.map((f) => columns.get(f.name)!) });
   return new RecordBatch(schema, struct);
 }
@@ -64,16 +64,42 @@ export interface WrittenShard {
 }
 
 /**
+ * Arrays for record batches' screen columns, used again once a shard file has taken their bytes.
+ * Why: a new ROWS_PER_RECORD_BATCH-row array (15 MB of built-in features) is a page fault per 4 KB
+ * on first touch, and on a virtual machine those were the largest share of `data prepare`'s main
+ * thread (README Performance). A few stay between writers and calls (the bench's five subsets, the
+ * demo's stages); the rest go to the collector.
+ */
+class ScreenSlabs {
+  private static readonly KEEP = 4;
+  private readonly free = new Map<number, Float32Array[]>();
+
+  take(length: number): Float32Array {
+    return this.free.get(length)?.pop() ?? new Float32Array(length);
+  }
+
+  give(slab: Float32Array): void {
+    const kept = this.free.get(slab.length) ?? [];
+    if (kept.length < ScreenSlabs.KEEP) this.free.set(slab.length, [...kept, slab]);
+  }
+}
+const slabs = new ScreenSlabs();
+
+/**
  * One shard file in the making: record batches go through Arrow's file writer into a temp file
  * beside `path`, hashed on the way, and the file is renamed into place when finished, so a crash
  * leaves no partial shard under the final name. Arrow emits views of the column buffers, so nothing
- * is joined into one file-sized buffer.
+ * is joined into one file-sized buffer, and a batch's screen slab goes back to `slabs` once the
+ * file has taken every byte of it that the batch used (or, should Arrow have copied it, when the
+ * file is finished).
  */
 class OpenShard {
   private readonly arrow = new RecordBatchFileWriter();
   private readonly hash = createHash('sha256');
   private bytes = 0;
   private readonly drained: Promise<void>;
+  /** Slabs whose bytes the file has not yet all taken, by their buffer: the slab and the bytes still to come. */
+  private readonly lent = new Map<ArrayBufferLike, { slab: Float32Array; left: number }>();
 
   private constructor(
     readonly path: string,
@@ -86,6 +112,7 @@ class OpenShard {
           this.hash.update(chunk);
           await file.write(chunk);
           this.bytes += chunk.byteLength;
+          this.taken(chunk);
         }
       } finally {
         await file.close();
@@ -100,8 +127,17 @@ class OpenShard {
     return new OpenShard(path, tmp, await open(tmp, 'w'));
   }
 
-  write(batch: RecordBatch): void {
+  /** Queues `batch`; `screens` (a slab's first `usedBytes`) holds its screen column. */
+  write(batch: RecordBatch, screens: { slab: Float32Array; usedBytes: number }): void {
+    this.lent.set(screens.slab.buffer, { slab: screens.slab, left: screens.usedBytes });
     this.arrow.write(batch);
+  }
+
+  private taken(chunk: Uint8Array): void {
+    const lent = this.lent.get(chunk.buffer);
+    if (!lent || (lent.left -= chunk.byteLength) > 0) return;
+    this.lent.delete(chunk.buffer);
+    slabs.give(lent.slab);
   }
 
   /** Writes the footer, waits for the bytes to reach the file, and renames it into place. */
@@ -114,6 +150,8 @@ class OpenShard {
       await rm(this.tmp, { force: true });
       throw err;
     }
+    for (const { slab } of this.lent.values()) slabs.give(slab);
+    this.lent.clear();
     return { bytes: this.bytes, sha256: this.hash.digest('hex') };
   }
 }
@@ -179,7 +217,10 @@ export class ShardWriter {
   private async writePending(): Promise<void> {
     if (this.pending.length === 0) return;
     this.file ??= await OpenShard.open(this.opts.pathFor(this.shard));
-    this.file.write(recordBatch(this.pending, this.opts.encoder, this.schema));
+    const size = this.opts.encoder.patches * this.opts.encoder.dim;
+    const slab = slabs.take(ROWS_PER_RECORD_BATCH * size);
+    const screens = slab.subarray(0, this.pending.length * size);
+    this.file.write(recordBatch(this.pending, this.opts.encoder, this.schema, screens), { slab, usedBytes: screens.byteLength });
     this.pending = [];
   }
 

@@ -128,14 +128,15 @@ function patchVector(g: ScreenGeometry, r: number, c: number, positions: Float32
 
 /**
  * Features of one screen from its resized RGB image (`fine`: g.fineWidth × g.fineHeight × 3 bytes,
- * as resizeForBuiltin gives it): patches × dim, padding patches zero. Pure; exported for tests and
- * benchmarks. `native`: the addon's pass (null: the JavaScript below; the same bits).
+ * as resizeForBuiltin gives it): patches × dim, padding patches zero, written into `out` (zeros of
+ * that size; a new array by default). Pure but for `out`; exported for tests and benchmarks.
+ * `native`: the addon's pass (null: the JavaScript below; the same bits).
  */
-export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry, native = pixelKernels()): Float32Array {
+export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry, native = pixelKernels(), out: Float32Array = new Float32Array(BUILTIN_INFO.patches * DIM)): Float32Array {
   const expected = g.fineWidth * g.fineHeight * 3;
   if (fine.length !== expected) throw new Error(`builtinFeatures: expected ${g.fineWidth}×${g.fineHeight}×3 = ${expected} bytes, got ${fine.length}`);
+  if (out.length !== BUILTIN_INFO.patches * DIM) throw new RangeError(`builtinFeatures: out has ${out.length} values, expected ${BUILTIN_INFO.patches}×${DIM}`);
   if (native) {
-    const out = new Float32Array(BUILTIN_INFO.patches * DIM);
     native.builtinFeatures(fine, g.width, g.height, g.rows, g.cols, GRID_COLS, NATIVE_LAYOUT, lutBins, lutWeights, lutCounts, BIN_OF, positionTable(g.layout), out);
     return out;
   }
@@ -143,7 +144,6 @@ export function builtinFeatures(fine: Uint8Array, g: ScreenGeometry, native = pi
   fillPlanes(coarseRgb, g.width * g.height, planes);
   accumulatePairs(planes, g.width, g.height);
   accumulateLbp(fineGrey, g.fineWidth, g.fineHeight);
-  const out = new Float32Array(BUILTIN_INFO.patches * DIM);
   const positions = positionTable(g.layout);
   const at = { histogram: BUILTIN_LAYOUT.histogram[0], edges: BUILTIN_LAYOUT.edges[0], row: BUILTIN_LAYOUT.row[0] };
   for (let r = 0; r < g.rows; r++) {
@@ -196,13 +196,27 @@ export class BuiltinEncoder implements VisionEncoder {
   readonly info: EncoderInfo = BUILTIN_INFO;
 
   async encode(images: RawImage[]): Promise<Float32Array[]> {
+    const size = this.info.patches * this.info.dim;
+    const out = await this.encodeInto(images, new Float32Array(images.length * size));
+    return images.map((_, i) => out.subarray(i * size, (i + 1) * size));
+  }
+
+  /**
+   * The batch's features side by side in `out` (zeros, images × patches × dim). Why one array: a new
+   * one per screen is a page fault per 4 KB on first touch, dear on a virtual machine (README
+   * Performance), and the worker threads hand their chunk back as one array anyway.
+   */
+  async encodeInto(images: RawImage[], out: Float32Array): Promise<Float32Array> {
     images.forEach((img, i) => checkRawImage(img, `image ${i} of the batch`));
+    const size = this.info.patches * this.info.dim;
+    if (out.length !== images.length * size) throw new RangeError(`encodeInto: out has ${out.length} values, expected ${images.length}×${size}`);
     // Resizes run concurrently on libuv's pool; each feature pass is synchronous on this thread.
-    return Promise.all(
-      images.map(async (img) => {
+    await Promise.all(
+      images.map(async (img, i) => {
         const { fine, geometry } = await resizeForBuiltin(img);
-        return builtinFeatures(fine, geometry);
+        builtinFeatures(fine, geometry, undefined, out.subarray(i * size, (i + 1) * size));
       }),
     );
+    return out;
   }
 }

@@ -7,9 +7,6 @@ const encoder = new BuiltinEncoder();
 
 /** The chunk's features side by side in one buffer, moved (not copied) back to the caller. */
 export default async function encode(images: RawImage[]): Promise<Float32Array> {
-  const features = await encoder.encode(images);
-  const size = encoder.info.dim * encoder.info.patches;
-  const out = new Float32Array(features.length * size);
-  features.forEach((f, i) => out.set(f, i * size));
+  const out = await encoder.encodeInto(images, new Float32Array(images.length * encoder.info.dim * encoder.info.patches));
   return Piscina.move(out) as Float32Array;
 }
