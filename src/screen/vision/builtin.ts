@@ -195,6 +195,7 @@ export async function resizeForBuiltin(img: RawImage): Promise<{ fine: Uint8Arra
 export class BuiltinEncoder implements VisionEncoder {
   readonly info: EncoderInfo = BUILTIN_INFO;
 
+  /** Each screen's features: views of one batch-wide array (so a screen kept keeps its batch's array alive). */
   async encode(images: RawImage[]): Promise<Float32Array[]> {
     const size = this.info.patches * this.info.dim;
     const out = await this.encodeInto(images, new Float32Array(images.length * size));
