@@ -6,6 +6,7 @@ import { COLOUR_BINS, GREY_BINS, colourMemberships } from '../src/screen/vision/
 import { patchBox, patchIsReal, patchLayout } from '../src/screen/vision/encoder.js';
 import { loadEncoder } from '../src/screen/vision/index.js';
 import { InputError } from '../src/util/errors.js';
+import { bytesOf } from './helpers/bytes.js';
 
 type RGB = [number, number, number];
 
@@ -130,9 +131,8 @@ describe('builtin encoder: features', () => {
     const img = screen(SIZES[1], [220, 40, 40]);
     const [a] = await new BuiltinEncoder().encode([img]);
     const b = await new BuiltinEncoder().encode([screen(SIZES[0], [1, 2, 3]), img, blank(1080, 2400, [9, 9, 9]), img]);
-    const bytes = (f: Float32Array) => Buffer.from(f.buffer, f.byteOffset, f.byteLength);
-    expect(bytes(b[1]!).equals(bytes(a!))).toBe(true);
-    expect(bytes(b[3]!).equals(bytes(a!))).toBe(true);
+    expect(bytesOf(b[1]!).equals(bytesOf(a!))).toBe(true);
+    expect(bytesOf(b[3]!).equals(bytesOf(a!))).toBe(true);
   });
 
   it('encodeInto writes the batch side by side into the array given, and refuses one of another size', async () => {
@@ -332,7 +332,7 @@ describe('ParallelEncoder', () => {
     const [a, b] = [await pool.encode(images), await new BuiltinEncoder().encode(images)];
     pool.dispose();
     expect(a).toHaveLength(5);
-    a.forEach((f, i) => expect(Buffer.compare(Buffer.from(f.buffer, f.byteOffset, f.byteLength), Buffer.from(b[i]!.buffer, b[i]!.byteOffset, b[i]!.byteLength))).toBe(0));
+    a.forEach((f, i) => expect(Buffer.compare(bytesOf(f), bytesOf(b[i]!))).toBe(0));
     await expect(pool.encode([{ width: 2, height: 2, channels: 3, data: new Uint8Array(5) }])).rejects.toThrow(/image 0 of the batch/);
     await expect(pool.encode(images)).rejects.toThrow(/after dispose/);
   });

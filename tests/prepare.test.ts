@@ -14,6 +14,7 @@ import { BuiltinEncoder } from '../src/screen/vision/builtin.js';
 import type { VisionEncoder } from '../src/screen/vision/encoder.js';
 import { InputError } from '../src/util/errors.js';
 import { captureStdout } from './helpers/stdout.js';
+import { bytesOf } from './helpers/bytes.js';
 
 /** A small screen whose pixels depend on (episode, step), so any mix-up of rows changes features. */
 function screenFor(ep: number, step: number): RawImage {
@@ -97,9 +98,6 @@ async function readAll(split?: 'train' | 'val' | 'test', subset?: string): Promi
 }
 
 const SPLIT = { train: [0, 1, 2, 3, 4, 5, 6], val: [7, 8], test: [9] };
-
-/** A float array's own bytes (encoders may hand back views into one batch-wide buffer). */
-const bytesOf = (f: Float32Array): Buffer => Buffer.from(f.buffer, f.byteOffset, f.byteLength);
 
 describe('data prepare', () => {
   it('writes shards whose rows match the AITW steps field by field, and counts episodes missing from the split file', async () => {

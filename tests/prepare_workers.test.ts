@@ -14,6 +14,7 @@ import { ActionType, type AitwStep } from '../src/data/types.js';
 import { mergeWorkerOutputs, parseWorkerSlot, workerFiles } from '../src/data/workers.js';
 import { InputError } from '../src/util/errors.js';
 import { captureStdout } from './helpers/stdout.js';
+import { bytesOf } from './helpers/bytes.js';
 
 const id = (ep: number) => `2${String(ep).padStart(18, '0')}`;
 
@@ -103,7 +104,7 @@ describe('data prepare --worker i/N and data merge', () => {
     const want = await rows(single);
     const got = await rows(merged);
     expect(got.map((r) => `${r.split}:${r.episodeId}:${r.stepId}`)).toEqual(want.map((r) => `${r.split}:${r.episodeId}:${r.stepId}`));
-    got.forEach((r, i) => expect(Buffer.from(r.screen.buffer, r.screen.byteOffset, r.screen.byteLength).equals(Buffer.from(want[i]!.screen.buffer, want[i]!.screen.byteOffset, want[i]!.screen.byteLength))).toBe(true));
+    got.forEach((r, i) => expect(bytesOf(r.screen).equals(bytesOf(want[i]!.screen))).toBe(true));
     const m = (await readManifest(merged))!;
     const one = (await readManifest(single))!;
     expect(m.subsets.general!.screens).toEqual(one.subsets.general!.screens);
