@@ -77,9 +77,12 @@ describe('train recipes', () => {
     expect(trainOptionsFrom(base).copyContext).toBe(false);
     expect(trainOptionsFrom({ ...base, recipe: 'pretrained' }).copyContext).toBe(false);
     expect(trainOptionsFrom({ ...base, copyContext: true }).copyContext).toBe(true);
-    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyContext as boolean | undefined;
+    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyContext as true | string | undefined;
     expect(parsed([])).toBeUndefined();
     expect(parsed(['--copy-context'])).toBe(true);
+    expect(trainOptionsFrom({ ...base, copyContext: 'embeddings' }).copyContext).toBe(true);
+    expect(trainOptionsFrom({ ...base, copyContext: parsed(['--copy-context', 'states']) }).copyContext).toBe('states');
+    expect(() => trainOptionsFrom({ ...base, copyContext: 'ids' })).toThrow(/--copy-context: unknown value 'ids'/);
   });
 
   it('refuses an unknown config, naming the option', () => {

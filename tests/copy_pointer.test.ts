@@ -99,6 +99,21 @@ describe('the copy context (copyContext)', () => {
     expect(look([0, 1, 2, 3, 1], false).every((p) => Math.abs(p - 0.2) < 1e-6)).toBe(true);
   });
 
+  it("'states': a position's score moves with the fused states of the two places before it, and the pointer's loss reaches them", () => {
+    // H is zero but at position 1; W_x's first unit reads H_i−1's first coordinate, ×3.
+    const states = tf.tensor3d([[[0, 0], [1, 0], [0, 0], [0, 0], [0, 0]]]);
+    const w: CopyWeights = { ...zeroWeights(2), pointer: tf.eye(2) as tf.Tensor2D, context: { weight } };
+    const ids = tf.tensor2d([[0, 1, 2, 3, 1]], [1, 5], 'int32');
+    const a = pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, ids, goal, w.context), w).a.arraySync()[0]![0]!;
+    const ratio = a.map((p) => p / a[0]!);
+    expect(ratio[1]).toBeCloseTo(Math.exp(1 / Math.SQRT2), 4); // its own H
+    expect(ratio[2]).toBeCloseTo(Math.exp(3 / Math.SQRT2), 4); // H_i−1 through W_x
+    for (const i of [3, 4]) expect(ratio[i]).toBeCloseTo(1, 5);
+    // The gradient of the pointed weight at position 2 reaches H_1 through W_x, not only H_2.
+    const grad = tf.grad((h: tf.Tensor) => tf.slice(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(h as tf.Tensor3D, ids, goal, w.context), w).a, [0, 0, 2], [1, 1, 1]).sum())(states);
+    expect(grad.arraySync()[0]![1]![0]).toBeGreaterThan(0.1);
+  });
+
   it('in the model: W_x starts at zero, so the loss is the plain pointer\'s; the position loss trains it', () => {
     const plain = new AutoUiModel(microConfig({ copyPointer: true }), 5);
     const model = new AutoUiModel(microConfig({ copyPointer: true, copyContext: true }), 5);

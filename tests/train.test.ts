@@ -188,6 +188,8 @@ describe('train', () => {
     expect(DEFAULT_TRAIN.copyContext).toBe(false);
     expect(plain.model.copyContext).toBe(false);
     expect(meta.model.copyContext).toBe(true);
+    const { run: states } = await beside('copy-context-states', { copyContext: 'states' });
+    expect(states.model.copyContext).toBe('states');
   });
 
   it('reads at most --text-items screen texts per screen, and records the limit', async () => {

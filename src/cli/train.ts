@@ -57,8 +57,8 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   copyPointer?: boolean;
   /** true with --case-tokens. */
   caseTokens?: boolean;
-  /** true with --copy-context. */
-  copyContext?: boolean;
+  /** true with a bare --copy-context, else its value. */
+  copyContext?: true | string;
 };
 
 /** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
@@ -76,7 +76,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     ...(o.textMatch === false ? { textMatch: false } : {}),
     ...(o.copyPointer === false ? { copyPointer: false } : {}),
     ...(o.caseTokens ? { caseTokens: true } : {}),
-    ...(o.copyContext ? { copyContext: true } : {}),
+    ...(o.copyContext ? { copyContext: copyContextOption(o.copyContext) } : {}),
     data: o.data,
     out: o.out,
     init: o.init,
@@ -88,6 +88,12 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     subsetFraction: { ...base.subsetFraction, ...googleApps, ...o.subsetFraction },
     quiet: o.json,
   };
+}
+
+function copyContextOption(v: true | string): true | 'states' {
+  if (v === true || v === 'embeddings') return true;
+  if (v === 'states') return 'states';
+  throw new InputError(`unknown value '${v}' (embeddings or states)`, '--copy-context');
 }
 
 export function addTrainOptions(cmd: Command): Command {
@@ -106,7 +112,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
     .option('--case-tokens', 'typed text starts with one case token for the whole text (as written, lower, Capitalised, or free text) instead of a casing per copied word')
-    .option('--copy-context', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query (off in both recipes)")
+    .option('--copy-context [from]', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query: their embeddings (bare flag, or 'embeddings') or their fused states ('states'); off in both recipes")
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 

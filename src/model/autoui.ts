@@ -334,7 +334,8 @@ export class AutoUiModel {
   private copyWeights(): CopyWeights {
     if (!this.config.copyPointer) throw new InputError('this model has no copy pointer (copyPointer is off)', 'copyLogProbs');
     const p = this.params;
-    const context = this.config.copyContext ? { context: { embeddings: p.get<tf.Tensor2D>('shared.weight'), weight: p.get<tf.Tensor2D>('copy_context.weight') } } : {};
+    const from = this.config.copyContext;
+    const context = from ? { context: { weight: p.get<tf.Tensor2D>('copy_context.weight'), ...(from === 'states' ? {} : { embeddings: p.get<tf.Tensor2D>('shared.weight') }) } } : {};
     return { pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias'), ...context };
   }
 

@@ -28,8 +28,11 @@ export interface ModelConfig {
   tapOffset?: boolean;
   /** A TYPE action's text may be copied from the goal by the copy pointer (copy.ts, `copy_pointer.*`, `copy_gate.*`, `copy_stop.*`); absent = false. */
   copyPointer?: boolean;
-  /** The copy pointer's keys also read the two goal tokens before each position (copy.ts, `copy_context.weight`); needs copyPointer; absent = false. */
-  copyContext?: boolean;
+  /**
+   * The copy pointer's keys also read the two goal tokens before each position (copy.ts, `copy_context.weight`):
+   * true reads their embeddings, 'states' their fused states; needs copyPointer; absent = false.
+   */
+  copyContext?: boolean | 'states';
   padTokenId: number;
   eosTokenId: number;
   decoderStartTokenId: number;
@@ -105,7 +108,7 @@ export function validateConfig(config: ModelConfig, where = 'model config'): Mod
   if (config.tapOffset !== undefined && typeof config.tapOffset !== 'boolean') throw new InputError(`tapOffset must be a boolean, got ${JSON.stringify(config.tapOffset)}`, where);
   if (config.tapOffset && !config.tapPointer) throw new InputError('tapOffset needs tapPointer: the offset moves the pointed patch', where);
   if (config.copyPointer !== undefined && typeof config.copyPointer !== 'boolean') throw new InputError(`copyPointer must be a boolean, got ${JSON.stringify(config.copyPointer)}`, where);
-  if (config.copyContext !== undefined && typeof config.copyContext !== 'boolean') throw new InputError(`copyContext must be a boolean, got ${JSON.stringify(config.copyContext)}`, where);
+  if (config.copyContext !== undefined && typeof config.copyContext !== 'boolean' && config.copyContext !== 'states') throw new InputError(`copyContext must be a boolean or 'states', got ${JSON.stringify(config.copyContext)}`, where);
   if (config.copyContext && !config.copyPointer) throw new InputError('copyContext needs copyPointer: the context is part of the pointer\'s keys', where);
   if (typeof config.tieWordEmbeddings !== 'boolean') throw new InputError(`tieWordEmbeddings must be a boolean, got ${JSON.stringify(config.tieWordEmbeddings)}`, where);
   if (typeof config.layerNormEpsilon !== 'number' || !(config.layerNormEpsilon > 0)) {

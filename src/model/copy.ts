@@ -6,7 +6,8 @@ import { dense, embed, stopGradient } from './layers.js';
  * pointed position): at the decoder steps that write a TYPE action's text (and the eos that ends
  * it), the next token is drawn from a mixture of the vocabulary and the goal, pointed at by position:
  *   a_t,i  = softmax_i((W_c h_t) · K_i / √d)          over the goal's positions i and the one after it
- *   K_i    = H_i + W_x [E x_i−1; E x_i−2]              (H_i alone without copyContext)
+ *   K_i    = H_i + W_x [E x_i−1; E x_i−2]              (H_i alone without copyContext;
+ *                                                       H_i + W_x [H_i−1; H_i−2] with copyContext 'states')
  *   s_i    = σ(w_s · H_i + b_s)                        (1 at the position after the goal)
  *   g_t    = σ(w_g · h_t + b_g)
  *   p_t(v) = g_t · softmax(logits_t)(v) + (1 − g_t) · Σ_i a_t,i · ((1 − s_i)·[x_i = v] + s_i·[v = eos])
@@ -22,7 +23,10 @@ import { dense, embed, stopGradient } from './layers.js';
  * Evans"); which word is the query is said by the words before it (" up", " for"), and a byte-spelled
  * word starts on a lone space token whose fused state says little of them: without W_x the pointer
  * spread its weight evenly over the goal's lone spaces (README Results: "Where the copy pointer
- * looks"). Two ids back also reach the first letter after such a space. The vocabulary side writes the
+ * looks"). Two ids back also reach the first letter after such a space. Why the states' variant:
+ * with the embeddings, W_x finds the query by itself and the fused states are no longer asked where a
+ * query sits; reading H_i−1 and H_i−2, trained through W_x, the pointer's loss still reaches the
+ * states before the query (README Results). The vocabulary side writes the
  * case token before the text (codec.ts caseModes: how the copied run is cased, or <free>) and, after
  * <free>, what no run of the goal holds (".com" after "costco"); for codecs without case tokens, a
  * casing the goal lacks ("Yelp" for "install yelp app"), and free text only from the text beam's
@@ -42,8 +46,8 @@ export interface CopyWeights {
   stop: tf.Tensor2D;
   /** b_s [1]. */
   stopBias: tf.Tensor1D;
-  /** E [V, d] and W_x [d, 2d] (copyContext models); absent = K is H. */
-  context?: { embeddings: tf.Tensor2D; weight: tf.Tensor2D };
+  /** W_x [d, 2d] and what it reads before a place: E [V, d] (copyContext true), or H itself without E ('states'); absent = K is H. */
+  context?: { weight: tf.Tensor2D; embeddings?: tf.Tensor2D };
 }
 
 /** What a copy reads, one row per decoder state: the goal's fused states, the pointer's keys, ids and mask. */
@@ -72,7 +76,7 @@ export interface CopyPointing {
  * and `goal` stay the caller's; disposePointerKeys frees what this makes.
  */
 export function copySource(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D, context?: CopyWeights['context']): CopySource {
-  return { keys, ids, goal, pointerKeys: context ? tf.tidy(() => tf.add(keys, contextKeys(ids, context))) : keys };
+  return { keys, ids, goal, pointerKeys: context ? tf.tidy(() => tf.add(keys, contextKeys(keys, ids, context))) : keys };
 }
 
 /** a_t,i and s_i above, for decoder states `hidden` [R, T, d], row r pointing into row r of the source. */
@@ -89,14 +93,29 @@ export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeight
   });
 }
 
-/** W_x [E x_i−1; E x_i−2] [R, L, d] for input ids [R, L]; before the first position the embedding of id 0 (T5's pad). */
-function contextKeys(ids: tf.Tensor2D, w: NonNullable<CopyWeights['context']>): tf.Tensor3D {
-  const [r, l] = ids.shape;
-  // Read, not trained, through W_x: every other token reads these embeddings, and trained through W_x they
-  // moved what the agent does after a search's ENTER (README Results: "The copy pointer reads the words before a place").
-  const embeddings = stopGradient(w.embeddings);
-  const before = (k: number) => embed(embeddings, tf.pad(tf.slice(tf.cast(ids, 'int32'), [0, 0], [r, Math.max(l - k, 0)]), [[0, 0], [Math.min(k, l), 0]])) as tf.Tensor3D; // [R, L, d]
-  return dense(tf.concat([before(1), before(2)], 2), w.weight);
+/**
+ * W_x [E x_i−1; E x_i−2] (or W_x [H_i−1; H_i−2] without E) [R, L, d] for fused states `keys` [R, L, d] and
+ * input ids [R, L]; before the first position the embedding of id 0 (T5's pad), or a zero state.
+ */
+function contextKeys(keys: tf.Tensor3D, ids: tf.Tensor2D, w: NonNullable<CopyWeights['context']>): tf.Tensor3D {
+  const l = keys.shape[1];
+  const shift = <T extends tf.Tensor>(x: T, k: number): T => {
+    const begin = x.shape.map(() => 0);
+    const size = x.shape.map((n, axis) => (axis === 1 ? Math.max(l - k, 0) : n));
+    const pad = x.shape.map((_, axis): [number, number] => (axis === 1 ? [Math.min(k, l), 0] : [0, 0]));
+    return tf.pad(tf.slice(x, begin, size), pad) as T;
+  };
+  let before: (k: number) => tf.Tensor3D;
+  if (w.embeddings) {
+    // Read, not trained, through W_x: every other token reads these embeddings, and trained through W_x they
+    // moved what the agent does after a search's ENTER (README Results: "The copy pointer reads the words before a place").
+    const embeddings = stopGradient(w.embeddings);
+    const intIds = tf.cast(ids, 'int32');
+    before = (k) => embed(embeddings, shift(intIds, k)) as tf.Tensor3D;
+  } else {
+    before = (k) => shift(keys, k);
+  }
+  return dense(tf.concat([before(1), before(2)], 2), w.weight) as tf.Tensor3D;
 }
 
 /**

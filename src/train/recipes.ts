@@ -73,8 +73,11 @@ export interface TrainRecipe {
    * mixture's loss alone.
    */
   copyPositionWeight: number;
-  /** The copy pointer's keys also read the two goal tokens before each position (model/copy.ts: which word a search's query is). */
-  copyContext: boolean;
+  /**
+   * The copy pointer's keys also read the two goal tokens before each position (model/copy.ts: which word a search's
+   * query is): true their embeddings, 'states' their fused states.
+   */
+  copyContext: boolean | 'states';
   /** A TYPE action's text starts with one case token for the whole text (codec caseModes: as written, lower, Capitalised or free). */
   caseTokens: boolean;
   /**
