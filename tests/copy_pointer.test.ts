@@ -131,6 +131,8 @@ describe('the copy context (copyContext)', () => {
     const { grads } = tf.variableGrads(() => model.loss({ ...batch, copy }, true, weights), [wx]);
     expect(tf.abs(Object.values(grads)[0]!).sum().dataSync()[0]).toBeGreaterThan(0);
     expect(() => new AutoUiModel(microConfig({ copyContext: true }), 5)).toThrow(/copyContext needs copyPointer/);
+    // A checkpoint's config reads true or 'states'; any other value is named, not read as on.
+    expect(() => new AutoUiModel(microConfig({ copyPointer: true, copyContext: 'ids' as unknown as 'states' }), 5)).toThrow(/copyContext must be a boolean or 'states', got "ids"/);
     tf.dispose([...Object.values(grads), copy.steps, copy.at, goal]);
     disposeBatch(batch);
     plain.dispose();
