@@ -115,7 +115,7 @@ function contextKeys(keys: tf.Tensor3D, ids: tf.Tensor2D, w: NonNullable<CopyWei
   } else {
     before = (k) => shift(keys, k);
   }
-  return dense(tf.concat([before(1), before(2)], 2), w.weight) as tf.Tensor3D;
+  return dense(tf.concat([before(1), before(2)], 2), w.weight);
 }
 
 /**
