@@ -85,6 +85,12 @@ describe('train recipes', () => {
     expect(() => trainOptionsFrom({ ...base, copyContext: 'ids' })).toThrow(/--copy-context: unknown value 'ids'/);
   });
 
+  it('--copy-stop-context turns the stop\'s context on beside --copy-context, and is refused without it', () => {
+    expect(trainOptionsFrom(base).copyStopContext).toBe(false);
+    expect(trainOptionsFrom({ ...base, copyContext: 'states', copyStopContext: true }).copyStopContext).toBe(true);
+    expect(() => trainOptionsFrom({ ...base, copyStopContext: true })).toThrow(/--copy-stop-context: needs --copy-context/);
+  });
+
   it('refuses an unknown config, naming the option', () => {
     expect(() => trainOptionsFrom({ ...base, config: 'huge' })).toThrow(/--config: unknown config 'huge'/);
   });

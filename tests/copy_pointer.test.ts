@@ -114,6 +114,24 @@ describe('the copy context (copyContext)', () => {
     expect(grad.arraySync()[0]![1]![0]).toBeGreaterThan(0.1);
   });
 
+  it("with the stop context: a place's stop moves with the fused state before it, which the stop alone does not read", () => {
+    // H is zero but at position 1; the stop reads the first coordinate, W_x's first unit H_i−1's first coordinate (×3).
+    const states = tf.tensor3d([[[0, 0], [1, 0], [0, 0], [0, 0], [0, 0]]]);
+    const ids = tf.tensor2d([[0, 1, 2, 3, 1]], [1, 5], 'int32');
+    const stops = (stop: boolean): number[] => {
+      const w: CopyWeights = { ...zeroWeights(2), stop: tf.tensor2d([[1, 0]]), context: { weight, stop } };
+      return Array.from(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, ids, goal, w.context), w).stop.dataSync());
+    };
+    const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+    const alone = stops(false);
+    expect(alone[1]).toBeCloseTo(sigmoid(1), 5);
+    expect(alone[2]).toBeCloseTo(0.5, 5);
+    const context = stops(true);
+    expect(context[1]).toBeCloseTo(sigmoid(1), 5);
+    expect(context[2]).toBeCloseTo(sigmoid(3), 5); // the place after the one whose state says "a word ended here"
+    for (const i of [0, 3, 4]) expect(context[i]).toBeCloseTo(0.5, 5);
+  });
+
   it('in the model: W_x starts at zero, so the loss is the plain pointer\'s; the position loss trains it', () => {
     const plain = new AutoUiModel(microConfig({ copyPointer: true }), 5);
     const model = new AutoUiModel(microConfig({ copyPointer: true, copyContext: true }), 5);
@@ -133,6 +151,8 @@ describe('the copy context (copyContext)', () => {
     expect(() => new AutoUiModel(microConfig({ copyContext: true }), 5)).toThrow(/copyContext needs copyPointer/);
     // A checkpoint's config reads true or 'states'; any other value is named, not read as on.
     expect(() => new AutoUiModel(microConfig({ copyPointer: true, copyContext: 'ids' as unknown as 'states' }), 5)).toThrow(/copyContext must be a boolean or 'states', got "ids"/);
+    expect(() => new AutoUiModel(microConfig({ copyPointer: true, copyStopContext: true }), 5)).toThrow(/copyStopContext needs copyContext/);
+    expect(() => new AutoUiModel(microConfig({ copyPointer: true, copyContext: 'states', copyStopContext: 'yes' as unknown as boolean }), 5)).toThrow(/copyStopContext must be a boolean, got "yes"/);
     tf.dispose([...Object.values(grads), copy.steps, copy.at, goal]);
     disposeBatch(batch);
     plain.dispose();

@@ -6,7 +6,7 @@ import { ActionCodec } from '../src/model/codec.js';
 import { MATCH_DIM } from '../src/model/text_match.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import { previousTexts } from '../src/train/examples.js';
-import { backOutExample, groundingExample, nameableItems, relabelBatch, renamedSearch, requeriedExample, retypeBatch, retypedExample, scrambled, searchableNames, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
+import { backOutExample, groundingExample, nameableItems, relabelBatch, renamedSearch, requeriedExample, resultsOpenExample, retypeBatch, retypedExample, scrambled, searchableNames, searchedQuery, searchOpenExample, swapBatch, type Example } from '../src/train/relabel.js';
 import { Rng } from '../src/util/rng.js';
 
 const codec = new ActionCodec(buildWordTokenizer(['open the app', 'click on'], { maxWords: 8 }), { coordBins: 20, copyText: true });
@@ -257,6 +257,33 @@ describe('searchOpenExample (hindsight opening)', () => {
     expect(searchOpenExample(recorded, { ...opened, previousTexts: null }, codec, Rng.from(1))).toBeNull();
     expect(searchOpenExample(resultsTap, { ...onResults, history: [act(4)] }, codec, Rng.from(1))).toBeNull(); // nothing typed
     expect(searchOpenExample({ ...resultsTap, texts: null }, onResults, codec, Rng.from(1))).toBeNull();
+  });
+
+  it('makes a search that ended on its results the first step of "search for Q and open R": a tap at the centre of another item, planned tap then completion', () => {
+    const ended = { ...recorded, action: act(10), texts: results };
+    const centres: Record<string, number> = { 'Search Results': 0.215, 'Clang Linker Wrapper': 0.415, ThinLTO: 0.515 };
+    const opened = new Set<string>();
+    for (let k = 0; k < 20; k++) {
+      const ex = resultsOpenExample(ended, onResults, codec, Rng.from(k))!;
+      const name = Object.keys(centres).find((n) => goalOf(ex).toLowerCase().includes(n.toLowerCase()))!;
+      expect(name).toBeDefined();
+      opened.add(name);
+      expect(goalOf(ex)).toMatch(/linker/);
+      expect(ex.action).toEqual(act(4, '', [centres[name]!, 0.35]));
+      expect(plan(ex)).toEqual([4, 10]);
+      expect(ex.input.length).toBeGreaterThan(codec.goalIds(ex.input).length + 3); // the three actions of the history
+    }
+    expect(opened.size).toBe(3); // never the field holding the query
+    expect(resultsOpenExample(ended, { ...onResults, history: [act(4), act(3, 'linker')] }, codec, Rng.from(1))!.action.action_type).toBe(4); // right after the TYPE too
+  });
+
+  it('leaves alone steps other than a completion right after a search, and results with nothing else to open', () => {
+    const ended = { ...recorded, action: act(10), texts: results };
+    expect(resultsOpenExample({ ...ended, action: tapOn(0.41) }, onResults, codec, Rng.from(1))).toBeNull(); // a tap: hindsight opening's
+    expect(resultsOpenExample(ended, { ...onResults, history: [act(4)] }, codec, Rng.from(1))).toBeNull(); // nothing typed
+    expect(resultsOpenExample(ended, { ...onResults, history: [...searched, tapOn(0.41)] }, codec, Rng.from(1))).toBeNull(); // a result was opened
+    expect(resultsOpenExample({ ...ended, texts: null }, onResults, codec, Rng.from(1))).toBeNull();
+    expect(resultsOpenExample({ ...ended, texts: texts([['linker', [0.1, 0.1, 0.03, 0.5]]]) }, onResults, codec, Rng.from(1))).toBeNull();
   });
 
   it('swapBatch swaps only the rows it applies to, and nothing at rate 0', () => {

@@ -180,16 +180,18 @@ describe('train', () => {
     expect(DEFAULT_TRAIN.copyPositionWeight).toBe(1);
     expect(meta.model.copyPointer).toBe(true);
     expect(meta.training.copyPositionWeight).toBe(0);
-    expect(plain.training).toMatchObject({ copyPositionWeight: 1, renameRate: DEFAULT_TRAIN.renameRate });
+    expect(plain.training).toMatchObject({ copyPositionWeight: 1, renameRate: DEFAULT_TRAIN.renameRate, resultsOpenRate: DEFAULT_TRAIN.resultsOpenRate });
   });
 
-  it('with copyContext the copy pointer reads the goal\'s context, recorded in the model; not by default', async () => {
+  it('with copyContext the copy pointer reads the goal\'s context (and its stop with copyStopContext), recorded in the model; not by default', async () => {
     const { plain, run: meta } = await beside('copy-context', { copyContext: true });
     expect(DEFAULT_TRAIN.copyContext).toBe(false);
     expect(plain.model.copyContext).toBe(false);
     expect(meta.model.copyContext).toBe(true);
-    const { run: states } = await beside('copy-context-states', { copyContext: 'states' });
+    const { run: states } = await beside('copy-context-states', { copyContext: 'states', copyStopContext: true });
     expect(states.model.copyContext).toBe('states');
+    expect(states.model.copyStopContext).toBe(true);
+    expect(meta.model.copyStopContext).toBe(false);
   });
 
   it('reads at most --text-items screen texts per screen, and records the limit', async () => {

@@ -29,6 +29,7 @@ export const RECIPE_FLAGS = {
   requery: ['--requery <rate>', 'requeryRate', 'share of TYPE rows whose typed words stand twice in the goal (a search for a word of the name it opens) swapped, step by step, for another later word of the goal in the query\'s place (0 = off)', floatOption('--requery', 0)],
   rename: ['--rename <rate>', 'renameRate', 'share of TYPE rows of searches for a word of the name they open swapped, step by step, for a search for a word of another name from the web screens (0 = off)', floatOption('--rename', 0)],
   searchOpen: ['--search-open <rate>', 'searchOpenRate', 'share of the steps of recorded searches that typed Q and tapped a result R swapped, step by step, for "search for Q and open R": the tap, and "task complete" on the page it opened (0 = off)', floatOption('--search-open', 0)],
+  resultsOpen: ['--results-open <rate>', 'resultsOpenRate', 'share of the steps that end a recorded search on its results ("task complete" after typing Q) swapped, step by step, for "search for Q and open R", R another item of the results, answered with a tap on R (0 = off)', floatOption('--results-open', 0)],
   backOut: ['--back-out <rate>', 'backOutRate', 'share of the steps on a screen that a tap opened swapped, step by step, for "open R", R another item of the screen before the tap, answered with PRESS_BACK (0 = off)', floatOption('--back-out', 0)],
   textItems: ['--text-items <n>', 'textItems', 'most screen text items the model reads per screen (the first in reading order)', intOption('--text-items', 1)],
   vocabWords: ['--vocab-words <n>', 'vocabWords', 'most words in the tokenizer built from the training goals; the rest are spelled in bytes', intOption('--vocab-words', 0)],
@@ -59,6 +60,8 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   caseTokens?: boolean;
   /** true with a bare --copy-context, else its value. */
   copyContext?: true | string;
+  /** true with --copy-stop-context. */
+  copyStopContext?: boolean;
 };
 
 /** The trainer's options: the recipe (by --recipe, else by --init), then every flag the user gave. */
@@ -70,13 +73,16 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     if (o[flag] !== undefined) flags[field] = o[flag];
   }
   const googleApps: Record<string, number> = o.googleAppsFraction === undefined ? {} : { google_apps: o.googleAppsFraction };
+  const copyContext = o.copyContext ? copyContextOption(o.copyContext) : base.copyContext;
+  if (o.copyStopContext && !copyContext) throw new InputError('needs --copy-context: the stop reads the context the keys hold', '--copy-stop-context');
   return {
     ...base,
     ...flags,
     ...(o.textMatch === false ? { textMatch: false } : {}),
     ...(o.copyPointer === false ? { copyPointer: false } : {}),
     ...(o.caseTokens ? { caseTokens: true } : {}),
-    ...(o.copyContext ? { copyContext: copyContextOption(o.copyContext) } : {}),
+    copyContext,
+    ...(o.copyStopContext ? { copyStopContext: true } : {}),
     data: o.data,
     out: o.out,
     init: o.init,
@@ -113,6 +119,7 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
     .option('--case-tokens', 'typed text starts with one case token for the whole text (as written, lower, Capitalised, or free text) instead of a casing per copied word')
     .option('--copy-context [from]', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query: their embeddings (bare flag, or 'embeddings') or their fused states ('states'); off in both recipes")
+    .option('--copy-stop-context', "with --copy-context, the copy pointer's stop also reads the keys' context, which says where a search goal's query ends; off in both recipes")
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 

@@ -33,6 +33,8 @@ export interface ModelConfig {
    * true reads their embeddings, 'states' their fused states; needs copyPointer; absent = false.
    */
   copyContext?: boolean | 'states';
+  /** The copy pointer's stop reads the keys with their context too, not the fused state alone (copy.ts); needs copyContext; absent = false. */
+  copyStopContext?: boolean;
   padTokenId: number;
   eosTokenId: number;
   decoderStartTokenId: number;
@@ -110,6 +112,8 @@ export function validateConfig(config: ModelConfig, where = 'model config'): Mod
   if (config.copyPointer !== undefined && typeof config.copyPointer !== 'boolean') throw new InputError(`copyPointer must be a boolean, got ${JSON.stringify(config.copyPointer)}`, where);
   if (config.copyContext !== undefined && typeof config.copyContext !== 'boolean' && config.copyContext !== 'states') throw new InputError(`copyContext must be a boolean or 'states', got ${JSON.stringify(config.copyContext)}`, where);
   if (config.copyContext && !config.copyPointer) throw new InputError('copyContext needs copyPointer: the context is part of the pointer\'s keys', where);
+  if (config.copyStopContext !== undefined && typeof config.copyStopContext !== 'boolean') throw new InputError(`copyStopContext must be a boolean, got ${JSON.stringify(config.copyStopContext)}`, where);
+  if (config.copyStopContext && !config.copyContext) throw new InputError('copyStopContext needs copyContext: the stop reads the context the keys hold', where);
   if (typeof config.tieWordEmbeddings !== 'boolean') throw new InputError(`tieWordEmbeddings must be a boolean, got ${JSON.stringify(config.tieWordEmbeddings)}`, where);
   if (typeof config.layerNormEpsilon !== 'number' || !(config.layerNormEpsilon > 0)) {
     throw new InputError(`layerNormEpsilon must be a positive number, got ${JSON.stringify(config.layerNormEpsilon)}`, where);

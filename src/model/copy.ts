@@ -8,7 +8,8 @@ import { dense, embed, stopGradient } from './layers.js';
  *   a_t,i  = softmax_i((W_c h_t) · K_i / √d)          over the goal's positions i and the one after it
  *   K_i    = H_i + W_x [E x_i−1; E x_i−2]              (H_i alone without copyContext;
  *                                                       H_i + W_x [H_i−1; H_i−2] with copyContext 'states')
- *   s_i    = σ(w_s · H_i + b_s)                        (1 at the position after the goal)
+ *   s_i    = σ(w_s · H_i + b_s)                        (1 at the position after the goal;
+ *                                                       w_s · K_i with copyStopContext)
  *   g_t    = σ(w_g · h_t + b_g)
  *   p_t(v) = g_t · softmax(logits_t)(v) + (1 − g_t) · Σ_i a_t,i · ((1 − s_i)·[x_i = v] + s_i·[v = eos])
  * where h_t is the decoder's state, H the fused encoder states the decoder reads (H_fuse), x the input
@@ -26,7 +27,10 @@ import { dense, embed, stopGradient } from './layers.js';
  * looks"). Two ids back also reach the first letter after such a space. Why the states' variant:
  * with the embeddings, W_x finds the query by itself and the fused states are no longer asked where a
  * query sits; reading H_i−1 and H_i−2, trained through W_x, the pointer's loss still reaches the
- * states before the query (README Results). The vocabulary side writes the
+ * states before the query (README Results). Why the stop may read K too (copyStopContext): whether a
+run ends at place i is said by what came before it as much as by x_i (" and" after a query, not
+inside "salt and pepper"), and with H_i alone a seed ran on past the query ("Tanaka and go to Ben
+Tanaka"). The vocabulary side writes the
  * case token before the text (codec.ts caseModes: how the copied run is cased, or <free>) and, after
  * <free>, what no run of the goal holds (".com" after "costco"); for codecs without case tokens, a
  * casing the goal lacks ("Yelp" for "install yelp app"), and free text only from the text beam's
@@ -46,8 +50,11 @@ export interface CopyWeights {
   stop: tf.Tensor2D;
   /** b_s [1]. */
   stopBias: tf.Tensor1D;
-  /** W_x [d, 2d] and what it reads before a place: E [V, d] (copyContext true), or H itself without E ('states'); absent = K is H. */
-  context?: { weight: tf.Tensor2D; embeddings?: tf.Tensor2D };
+  /**
+   * W_x [d, 2d] and what it reads before a place: E [V, d] (copyContext true), or H itself without E ('states');
+   * `stop`: the stop reads K as well (copyStopContext). Absent = K is H.
+   */
+  context?: { weight: tf.Tensor2D; embeddings?: tf.Tensor2D; stop?: boolean };
 }
 
 /** What a copy reads, one row per decoder state: the goal's fused states, the pointer's keys, ids and mask. */
@@ -88,7 +95,8 @@ export function pointCopy(hidden: tf.Tensor3D, source: CopySource, w: CopyWeight
     const offRange = tf.mul(tf.sub(1, tf.add(goal, after)), -1e9);
     const q = dense(hidden, w.pointer); // [R, T, d]
     const scores = tf.add(tf.mul(tf.matMul(q, source.pointerKeys, false, true), 1 / Math.sqrt(d)), tf.expandDims(offRange, 1)); // [R, T, L]
-    const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(source.keys, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
+    const stopReads = w.context?.stop ? source.pointerKeys : source.keys;
+    const stop = tf.expandDims(tf.maximum(tf.reshape(tf.sigmoid(dense(stopReads, w.stop, w.stopBias)), [r, l]), after), 2); // s [R, L, 1]
     return { a: tf.softmax(scores) as tf.Tensor3D, stop: stop as tf.Tensor3D };
   });
 }

@@ -50,6 +50,8 @@ export interface TrainRecipe {
   renameRate: number;
   /** Share of the steps of searches that tapped a result R swapped, step by step, for "search for Q and open R": the tap, and completion on what it opened (relabel.ts: hindsight opening; 0 = off). */
   searchOpenRate: number;
+  /** Share of the steps that end a search on its results (STATUS_TASK_COMPLETE after the TYPE or its Enter) swapped, step by step, for "search for Q and open R" answered with a tap on R (relabel.ts: resultsOpenExample; 0 = off). */
+  resultsOpenRate: number;
   /** Share of the steps on a screen a tap opened swapped, step by step, for "open R" (R another item of the screen before) answered PRESS_BACK (relabel.ts: backing out; 0 = off). */
   backOutRate: number;
   /** Weight of the decoder's tap pointer loss (model/pointer.ts); 0 = no pointer (taps from the attention). */
@@ -78,6 +80,8 @@ export interface TrainRecipe {
    * query is): true their embeddings, 'states' their fused states.
    */
   copyContext: boolean | 'states';
+  /** The copy pointer's stop reads the keys with their context (model/copy.ts: where a query ends); needs copyContext. */
+  copyStopContext: boolean;
   /** A TYPE action's text starts with one case token for the whole text (codec caseModes: as written, lower, Capitalised or free). */
   caseTokens: boolean;
   /**
@@ -107,6 +111,7 @@ const COMMON = {
   requeryRate: 0,
   renameRate: 0,
   searchOpenRate: 0,
+  resultsOpenRate: 0,
   // Off: on three seeds held-out live navigation 32 against 37 of 138 and searches 200 against 222 of 363 (README
   // Results: "Backing out of a wrong page").
   backOutRate: 0,
@@ -123,6 +128,7 @@ const COMMON = {
   // Off: on three seeds held-out live searches typed the gold query first 301 against 146 times of 363, but navigated
   // 17 against 39 of 141 (README Results: "The copy pointer reads the words before a place").
   copyContext: false,
+  copyStopContext: false,
   // Off: on three seeds validation typed text gained 2.4 points, the seen sites' web steps lost 2.9 and their live
   // tasks 1.7 of 56 (README Results: "One case for the whole typed text").
   caseTokens: false,

@@ -11,7 +11,7 @@
  * instead of learning to find a name it has never seen; drawing the name from whatever the screen
  * says, afresh at every step, asks for the second. Hindsight typing (retypedExample) does the same for
  * typed text, renamed searches (renamedSearch) for a web search's query, and hindsight opening
- * (searchOpenExample) for searches that open a result. Nothing here reaches evaluation or inference.
+ * (searchOpenExample, resultsOpenExample) for searches that open a result. Nothing here reaches evaluation or inference.
  */
 import { backGoal, groundGoal, searchGoal, searchWords } from '../data/web/goals.js';
 import { boxHolds, isTapAction } from '../data/geometry.js';
@@ -144,6 +144,27 @@ export function searchOpenExample(ex: Example, step: StepWithPrevious, codec: Ac
     return r < 0 ? null : relabel(searched, step.previousTexts.strings[r]!, [ActionType.STATUS_TASK_COMPLETE], COMPLETE);
   }
   return null;
+}
+
+/**
+ * Opening a result of a search that ended on them: a recorded search that typed Q and then answered
+ * STATUS_TASK_COMPLETE on its results page (right after the TYPE or its Enter) is also the first step
+ * of "search for Q and open R" there, for R any other nameable item of that page: a tap at R's
+ * centre, planned [DUAL_POINT, STATUS_TASK_COMPLETE], with the step's own history kept; null for any
+ * other step. Why: hindsight opening (above) draws on the few searches that tapped a result, while
+ * the many worded "search for X" answer this very screen STATUS_TASK_COMPLETE, and held-out searches
+ * that had to open a result declared the task complete on their results page; the same screen
+ * answered both ways says it is the goal's "and open R" that asks for the tap.
+ */
+export function resultsOpenExample(ex: Example, step: StepContext, codec: ActionCodec, rng: Rng): Example | null {
+  const query = searchedQuery(step.history);
+  const texts = ex.texts;
+  if (query === null || ex.action.action_type !== ActionType.STATUS_TASK_COMPLETE || !texts) return null;
+  const q = normalizeText(query);
+  const results = nameableItems(texts).filter((i) => normalizeText(texts.strings[i]!) !== q);
+  if (results.length === 0) return null;
+  const r = rng.pick(results);
+  return relabelled(ex, searchGoal(rng, query, texts.strings[r]!), step.history, [ActionType.DUAL_POINT, ActionType.STATUS_TASK_COMPLETE], tapAtCentre(texts.boxes[r]!), codec);
 }
 
 /**

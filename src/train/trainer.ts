@@ -42,7 +42,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, previousTexts, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
-import { backOutExample, relabelBatch, renamedSearch, requeriedExample, retypeBatch, searchableNames, searchOpenExample, swapBatch, type Example, type Swap } from './relabel.js';
+import { backOutExample, relabelBatch, renamedSearch, requeriedExample, resultsOpenExample, retypeBatch, searchableNames, searchOpenExample, swapBatch, type Example, type Swap } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
   /** Shard directory made by `autoui data prepare`. */
@@ -227,7 +227,7 @@ async function freshMeta(opts: TrainOptions, manifest: Manifest, table: ShardTab
   const tapPointer = opts.pointerWeight > 0 && opts.groundWeight > 0 && manifest.encoder.grid != null;
   const tapOffset = tapPointer && opts.offsetWeight > 0;
   const copyPointer = opts.copyPointer && codec.config.copyText;
-  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer, copyContext: copyPointer && opts.copyContext };
+  const sizes = { vocabSize: codec.vocabSize, screenDim: manifest.encoder.dim, screenText: screenText !== null, textMatch: screenText !== null && opts.textMatch, tapPointer, tapOffset, copyPointer, copyContext: copyPointer && opts.copyContext, copyStopContext: copyPointer && opts.copyStopContext };
   const overrides = { dropoutRate: opts.dropoutRate, ...opts.modelOverrides };
   const model = pretrained ? { ...pretrainedModelConfig(pretrained, sizes), ...overrides } : modelConfig(opts.preset, { ...overrides, ...sizes });
   const meta: AutoUiCheckpointMeta = {
@@ -292,7 +292,8 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const retyped = retypeBatch(renamed, step, opts.retypeRate, codec, Rng.from(opts.seed, 'retype', state.globalStep));
   const withPrevious = (ex: Example) => ({ ...step(ex), previousTexts: previousTexts(run.train, ex.row) });
   const opened = swapBatch(retyped, withPrevious, opts.searchOpenRate, codec, Rng.from(opts.seed, 'search-open', state.globalStep), searchOpenExample);
-  const backedOut = swapBatch(opened, withPrevious, opts.backOutRate, codec, Rng.from(opts.seed, 'back-out', state.globalStep), backOutExample);
+  const resultsOpened = swapBatch(opened, step, opts.resultsOpenRate, codec, Rng.from(opts.seed, 'results-open', state.globalStep), resultsOpenExample);
+  const backedOut = swapBatch(resultsOpened, withPrevious, opts.backOutRate, codec, Rng.from(opts.seed, 'back-out', state.globalStep), backOutExample);
   const examples = relabelBatch(backedOut, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
@@ -380,9 +381,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,
