@@ -73,22 +73,33 @@ describe('train recipes', () => {
     expect(trainOptionsFrom({ ...base, caseTokens: true }).caseTokens).toBe(true);
   });
 
-  it('--copy-context turns the copy context on; the recipes leave it off', () => {
-    expect(trainOptionsFrom(base).copyContext).toBe(false);
+  it("--copy-context sets the copy context, --no-copy-context takes it away; the scratch recipe reads the states', the pretrained none", () => {
+    expect(trainOptionsFrom(base).copyContext).toBe('states');
     expect(trainOptionsFrom({ ...base, recipe: 'pretrained' }).copyContext).toBe(false);
     expect(trainOptionsFrom({ ...base, copyContext: true }).copyContext).toBe(true);
-    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyContext as true | string | undefined;
+    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyContext as boolean | string | undefined;
     expect(parsed([])).toBeUndefined();
     expect(parsed(['--copy-context'])).toBe(true);
+    expect(parsed(['--no-copy-context'])).toBe(false);
+    expect(trainOptionsFrom({ ...base, copyContext: parsed(['--no-copy-context']) }).copyContext).toBe(false);
     expect(trainOptionsFrom({ ...base, copyContext: 'embeddings' }).copyContext).toBe(true);
     expect(trainOptionsFrom({ ...base, copyContext: parsed(['--copy-context', 'states']) }).copyContext).toBe('states');
     expect(() => trainOptionsFrom({ ...base, copyContext: 'ids' })).toThrow(/--copy-context: unknown value 'ids'/);
   });
 
-  it('--copy-stop-context turns the stop\'s context on beside --copy-context, and is refused without it', () => {
-    expect(trainOptionsFrom(base).copyStopContext).toBe(false);
-    expect(trainOptionsFrom({ ...base, copyContext: 'states', copyStopContext: true }).copyStopContext).toBe(true);
-    expect(() => trainOptionsFrom({ ...base, copyStopContext: true })).toThrow(/--copy-stop-context: needs --copy-context/);
+  it("--copy-stop-context turns the stop's context on beside a copy context, and is refused without one; the scratch recipe's is on", () => {
+    const pretrained = { ...base, recipe: 'pretrained' as const };
+    expect(trainOptionsFrom(base).copyStopContext).toBe(true);
+    expect(trainOptionsFrom(pretrained).copyStopContext).toBe(false);
+    expect(trainOptionsFrom({ ...pretrained, copyContext: 'states', copyStopContext: true }).copyStopContext).toBe(true);
+    expect(trainOptionsFrom({ ...base, copyStopContext: false }).copyStopContext).toBe(false);
+    // Taking the context away takes the stop's with it; asking for both is refused by name.
+    expect(trainOptionsFrom({ ...base, copyContext: false })).toMatchObject({ copyContext: false, copyStopContext: false });
+    expect(() => trainOptionsFrom({ ...pretrained, copyStopContext: true })).toThrow(/--copy-stop-context: needs --copy-context/);
+    expect(() => trainOptionsFrom({ ...base, copyContext: false, copyStopContext: true })).toThrow(/--copy-stop-context: needs --copy-context/);
+    const parsed = (args: string[]) => addTrainOptions(new Command().exitOverride()).parse(args, { from: 'user' }).opts().copyStopContext as boolean | undefined;
+    expect(parsed([])).toBeUndefined();
+    expect(parsed(['--no-copy-stop-context'])).toBe(false);
   });
 
   it('refuses an unknown config, naming the option', () => {

@@ -183,15 +183,14 @@ describe('train', () => {
     expect(plain.training).toMatchObject({ copyPositionWeight: 1, renameRate: DEFAULT_TRAIN.renameRate, resultsOpenRate: DEFAULT_TRAIN.resultsOpenRate });
   });
 
-  it('with copyContext the copy pointer reads the goal\'s context (and its stop with copyStopContext), recorded in the model; not by default', async () => {
-    const { plain, run: meta } = await beside('copy-context', { copyContext: true });
-    expect(DEFAULT_TRAIN.copyContext).toBe(false);
-    expect(plain.model.copyContext).toBe(false);
-    expect(meta.model.copyContext).toBe(true);
-    const { run: states } = await beside('copy-context-states', { copyContext: 'states', copyStopContext: true });
-    expect(states.model.copyContext).toBe('states');
-    expect(states.model.copyStopContext).toBe(true);
-    expect(meta.model.copyStopContext).toBe(false);
+  it("the copy pointer reads the states' context, its stop too, by default; the embeddings' or none on request; recorded in the model", async () => {
+    const { plain, run: meta } = await beside('copy-context', { copyContext: true, copyStopContext: false });
+    expect(DEFAULT_TRAIN).toMatchObject({ copyContext: 'states', copyStopContext: true });
+    expect(plain.model).toMatchObject({ copyContext: 'states', copyStopContext: true });
+    expect(plain.training).toMatchObject({ copyContext: 'states', copyStopContext: true });
+    expect(meta.model).toMatchObject({ copyContext: true, copyStopContext: false });
+    const { run: none } = await beside('copy-context-none', { copyContext: false, copyStopContext: false });
+    expect(none.model).toMatchObject({ copyContext: false, copyStopContext: false });
   });
 
   it('reads at most --text-items screen texts per screen, and records the limit', async () => {

@@ -58,9 +58,9 @@ export type TrainCliOptions = Partial<Record<RecipeFlag, number>> & {
   copyPointer?: boolean;
   /** true with --case-tokens. */
   caseTokens?: boolean;
-  /** true with a bare --copy-context, else its value. */
-  copyContext?: true | string;
-  /** true with --copy-stop-context. */
+  /** true with a bare --copy-context, else its value; false with --no-copy-context. */
+  copyContext?: boolean | string;
+  /** true with --copy-stop-context, false with --no-copy-stop-context. */
   copyStopContext?: boolean;
 };
 
@@ -73,8 +73,10 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     if (o[flag] !== undefined) flags[field] = o[flag];
   }
   const googleApps: Record<string, number> = o.googleAppsFraction === undefined ? {} : { google_apps: o.googleAppsFraction };
-  const copyContext = o.copyContext ? copyContextOption(o.copyContext) : base.copyContext;
+  const copyContext = o.copyContext === undefined ? base.copyContext : o.copyContext !== false && copyContextOption(o.copyContext);
   if (o.copyStopContext && !copyContext) throw new InputError('needs --copy-context: the stop reads the context the keys hold', '--copy-stop-context');
+  // Without the keys' context the stop has none to read, whatever the recipe says.
+  const copyStopContext = copyContext !== false && (o.copyStopContext ?? base.copyStopContext);
   return {
     ...base,
     ...flags,
@@ -82,7 +84,7 @@ export function trainOptionsFrom(o: TrainCliOptions): TrainOptions {
     ...(o.copyPointer === false ? { copyPointer: false } : {}),
     ...(o.caseTokens ? { caseTokens: true } : {}),
     copyContext,
-    ...(o.copyStopContext ? { copyStopContext: true } : {}),
+    copyStopContext,
     data: o.data,
     out: o.out,
     init: o.init,
@@ -118,8 +120,10 @@ export function addTrainOptions(cmd: Command): Command {
     .option('--no-text-match', 'screen text items without their lexical match with the goal (the keys of the text channel alone)')
     .option('--no-copy-pointer', 'typed text from the vocabulary alone, without the copy pointer over the goal')
     .option('--case-tokens', 'typed text starts with one case token for the whole text (as written, lower, Capitalised, or free text) instead of a casing per copied word')
-    .option('--copy-context [from]', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query: their embeddings (bare flag, or 'embeddings') or their fused states ('states'); off in both recipes")
-    .option('--copy-stop-context', "with --copy-context, the copy pointer's stop also reads the keys' context, which says where a search goal's query ends; off in both recipes")
+    .option('--copy-context [from]', "the copy pointer's keys also read the two goal tokens before each position, which say which word of a search goal is its query: their embeddings (bare flag, or 'embeddings') or their fused states ('states'; the scratch recipe's)")
+    .option('--no-copy-context', "the copy pointer's keys without that context (the pretrained recipe's), and its stop too")
+    .option('--copy-stop-context', "with --copy-context, the copy pointer's stop also reads the keys' context, which says where a search goal's query ends (the scratch recipe's)")
+    .option('--no-copy-stop-context', "the copy pointer's stop reads its own place alone (the pretrained recipe's)")
     .option('--save-every <n>', 'also save last/ every n steps (0 = per epoch only)', intOption('--save-every'), d.saveEvery);
 }
 
