@@ -28,13 +28,12 @@ import { dense, embed, stopGradient } from './layers.js';
  * with the embeddings, W_x finds the query by itself and the fused states are no longer asked where a
  * query sits; reading H_i−1 and H_i−2, trained through W_x, the pointer's loss still reaches the
  * states before the query (README Results). Why the stop may read K too (copyStopContext): whether a
-run ends at place i is said by what came before it as much as by x_i (" and" after a query, not
-inside "salt and pepper"), and with H_i alone a seed ran on past the query ("Tanaka and go to Ben
-Tanaka"). The vocabulary side writes the
- * case token before the text (codec.ts caseModes: how the copied run is cased, or <free>) and, after
- * <free>, what no run of the goal holds (".com" after "costco"); for codecs without case tokens, a
- * casing the goal lacks ("Yelp" for "install yelp app"), and free text only from the text beam's
- * second beam (infer/text_beam.ts). W_c, W_x, w_g, b_g, w_s and b_s start at zero: an untrained pointer
+ * run ends at place i is said by what came before it as much as by x_i (" and" after a query, not
+ * inside "salt and pepper"), and with H_i alone a seed ran on past the query ("Tanaka and go to Ben
+ * Tanaka"; README Results). The vocabulary side writes the case token before the text (codec.ts
+ * caseModes: how the copied run is cased, or <free>) and, after <free>, what no run of the goal holds
+ * (".com" after "costco"); for codecs without case tokens, a casing the goal lacks ("Yelp" for
+ * "install yelp app"), and free text only from the text beam's second beam (infer/text_beam.ts). W_c, W_x, w_g, b_g, w_s and b_s start at zero: an untrained pointer
  * looks at the goal uniformly, the two sides weighted equally.
  */
 
