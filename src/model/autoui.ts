@@ -335,8 +335,8 @@ export class AutoUiModel {
     if (!this.config.copyPointer) throw new InputError('this model has no copy pointer (copyPointer is off)', 'copyLogProbs');
     const p = this.params;
     const from = this.config.copyContext;
-    const stop = this.config.copyStopContext ? { stop: true } : {};
-    const context = from ? { context: { weight: p.get<tf.Tensor2D>('copy_context.weight'), ...(from === 'states' ? {} : { embeddings: p.get<tf.Tensor2D>('shared.weight') }), ...stop } } : {};
+    const stop = this.config.copyStopContext === true;
+    const context = from ? { context: { weight: p.get<tf.Tensor2D>('copy_context.weight'), ...(from === 'states' ? {} : { embeddings: p.get<tf.Tensor2D>('shared.weight') }), stop } } : {};
     return { pointer: p.get('copy_pointer.weight'), gate: p.get('copy_gate.weight'), gateBias: p.get('copy_gate.bias'), stop: p.get('copy_stop.weight'), stopBias: p.get('copy_stop.bias'), ...context };
   }
 
