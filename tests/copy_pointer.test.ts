@@ -99,28 +99,27 @@ describe('the copy context (copyContext)', () => {
     expect(look([0, 1, 2, 3, 1], false).every((p) => Math.abs(p - 0.2) < 1e-6)).toBe(true);
   });
 
+  // Fused states H, zero but at position 1 (W_x's first unit reads H_i−1's first coordinate, ×3), and any ids: 'states' reads no ids.
+  const states = tf.tensor3d([[[0, 0], [1, 0], [0, 0], [0, 0], [0, 0]]]);
+  const stateIds = tf.tensor2d([[0, 1, 2, 3, 1]], [1, 5], 'int32');
+
   it("'states': a position's score moves with the fused states of the two places before it, and the pointer's loss reaches them", () => {
-    // H is zero but at position 1; W_x's first unit reads H_i−1's first coordinate, ×3.
-    const states = tf.tensor3d([[[0, 0], [1, 0], [0, 0], [0, 0], [0, 0]]]);
     const w: CopyWeights = { ...zeroWeights(2), pointer: tf.eye(2) as tf.Tensor2D, context: { weight } };
-    const ids = tf.tensor2d([[0, 1, 2, 3, 1]], [1, 5], 'int32');
-    const a = pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, ids, goal, w.context), w).a.arraySync()[0]![0]!;
+    const a = pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, stateIds, goal, w.context), w).a.arraySync()[0]![0]!;
     const ratio = a.map((p) => p / a[0]!);
     expect(ratio[1]).toBeCloseTo(Math.exp(1 / Math.SQRT2), 4); // its own H
     expect(ratio[2]).toBeCloseTo(Math.exp(3 / Math.SQRT2), 4); // H_i−1 through W_x
     for (const i of [3, 4]) expect(ratio[i]).toBeCloseTo(1, 5);
     // The gradient of the pointed weight at position 2 reaches H_1 through W_x, not only H_2.
-    const grad = tf.grad((h: tf.Tensor) => tf.slice(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(h as tf.Tensor3D, ids, goal, w.context), w).a, [0, 0, 2], [1, 1, 1]).sum())(states);
+    const grad = tf.grad((h: tf.Tensor) => tf.slice(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(h as tf.Tensor3D, stateIds, goal, w.context), w).a, [0, 0, 2], [1, 1, 1]).sum())(states);
     expect(grad.arraySync()[0]![1]![0]).toBeGreaterThan(0.1);
   });
 
   it("with the stop context: a place's stop moves with the fused state before it, which the stop alone does not read", () => {
-    // H is zero but at position 1; the stop reads the first coordinate, W_x's first unit H_i−1's first coordinate (×3).
-    const states = tf.tensor3d([[[0, 0], [1, 0], [0, 0], [0, 0], [0, 0]]]);
-    const ids = tf.tensor2d([[0, 1, 2, 3, 1]], [1, 5], 'int32');
+    // The stop reads the first coordinate: of H_i alone, or of K_i = H_i + W_x [H_i−1; H_i−2].
     const stops = (stop: boolean): number[] => {
       const w: CopyWeights = { ...zeroWeights(2), stop: tf.tensor2d([[1, 0]]), context: { weight, stop } };
-      return Array.from(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, ids, goal, w.context), w).stop.dataSync());
+      return Array.from(pointCopy(tf.tensor3d([[[1, 1]]]), copySource(states, stateIds, goal, w.context), w).stop.dataSync());
     };
     const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
     const alone = stops(false);

@@ -33,8 +33,9 @@ import { dense, embed, stopGradient } from './layers.js';
  * Tanaka"; README Results). The vocabulary side writes the case token before the text (codec.ts
  * caseModes: how the copied run is cased, or <free>) and, after <free>, what no run of the goal holds
  * (".com" after "costco"); for codecs without case tokens, a casing the goal lacks ("Yelp" for
- * "install yelp app"), and free text only from the text beam's second beam (infer/text_beam.ts). W_c, W_x, w_g, b_g, w_s and b_s start at zero: an untrained pointer
- * looks at the goal uniformly, the two sides weighted equally.
+ * "install yelp app"), and free text only from the text beam's second beam (infer/text_beam.ts). W_c,
+ * W_x, w_g, b_g, w_s and b_s start at zero: an untrained pointer looks at the goal uniformly, the two
+ * sides weighted equally.
  */
 
 /** The copy pointer's weights (params.ts). */
