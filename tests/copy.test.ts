@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ActionType, type AitwAction } from '../src/data/types.js';
 import { ActionCodec, caseText, TEXT_CASES, type TextCase } from '../src/model/codec.js';
-import { TargetConstraint } from '../src/model/constrained.js';
+import { startedCopy, startPieces, TargetConstraint } from '../src/model/constrained.js';
 import { buildWordTokenizer, capitalise, splitPieces } from '../src/model/tokenizer.js';
 
 const tok = buildWordTokenizer(['search for hotels in paris on google', 'search for hotels'], { minCount: 1 });
@@ -103,6 +103,35 @@ describe('copying typed text from the goal, word by word cased (no case tokens, 
     // Without a goal (or for codecs that do not copy) any text is allowed.
     const free = new TargetConstraint(new ActionCodec(tok, { copyText: false }));
     expect(allowed(free, goalIds, [...prefix, ...spaceless, codec.eosId])).toBe(true);
+  });
+
+  it('a copy held to a start (startedCopy) spells a run of whole pieces from that piece on, and nothing from elsewhere', () => {
+    const constraint = new TargetConstraint(codec);
+    const goalIds = codec.goalIds(codec.encodeInput('search for hotels in paris', []));
+    const held = (ids: number[]): boolean => {
+      let s = prefix.reduce((st, id) => constraint.advance(st, id), constraint.initial(goalIds));
+      s = { ...s, copy: startedCopy(s.copy!, 2) }; // from " hotels"
+      for (const id of ids) {
+        if (constraint.mask(s)[id] !== 0) return false;
+        s = constraint.advance(s, id);
+      }
+      return constraint.isDone(s);
+    };
+    expect(held([goalIds[2]!, codec.eosId])).toBe(true);
+    expect(held([...goalIds.slice(2), codec.eosId])).toBe(true);
+    expect(held([...tok.encodeText(' Hotels in'), codec.eosId])).toBe(true);
+    expect(held([codec.eosId])).toBe(false); // nothing typed
+    expect(held([...goalIds.slice(1, 3), codec.eosId])).toBe(false); // from before it
+    expect(held([...goalIds.slice(3, 5), codec.eosId])).toBe(false); // from after it
+  });
+
+  it('startPieces: the pieces a copied text may start at, any casing, wherever the goal holds its first word', () => {
+    const goalIds = codec.goalIds(codec.encodeInput('search hotels for hotels in paris', []));
+    const pieces = codec.copyPieces(goalIds);
+    expect(startPieces(pieces, tok.encodeText(' hotels in'))).toEqual([1, 3]);
+    expect(startPieces(pieces, tok.encodeText(' Hotels'))).toEqual([1, 3]);
+    expect(startPieces(pieces, tok.encodeText(' paris'))).toEqual([5]);
+    expect(startPieces(pieces, [])).toEqual([]);
   });
 
   it('a word the vocabulary spells in bytes is copied whole: a span can neither start nor stop inside it', () => {

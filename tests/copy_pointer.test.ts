@@ -9,7 +9,7 @@ import { goalMaskBatch, inputBatch, padIds } from '../src/model/batch.js';
 import { ActionCodec } from '../src/model/codec.js';
 import { modelConfig } from '../src/model/config.js';
 import { TargetConstraint } from '../src/model/constrained.js';
-import { copyLogProbs, copyLoss, copyPositionLoss, copySource, pointCopy, type CopyWeights } from '../src/model/copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, copySource, pointCopy, pointedPiece, type CopyWeights } from '../src/model/copy.js';
 import { buildWordTokenizer } from '../src/model/tokenizer.js';
 import '../src/model/register_gradients.js';
 import { disposeBatch, microConfig, randomBatch, rng } from './model_fixtures.js';
@@ -175,6 +175,18 @@ describe('copyPositionLoss', () => {
     // Step 0 copies position 0, step 1 ends at position 2, step 2 has no known position.
     const v = copyPositionLoss(pointing, tf.tensor2d([[0, 2, -1]], [1, 3], 'int32'), tf.tensor2d([[0, 1, 0]], [1, 3], 'int32')).dataSync()[0]!;
     expect(v).toBeCloseTo(-(Math.log(0.6) + Math.log(1 - 0.1)) - (Math.log(0.7) + Math.log(0.9)), 4);
+  });
+});
+
+describe('pointedPiece', () => {
+  it('of the places a word stands at, the one the pointer weighs most; pieces placed after the ids before them', () => {
+    // "look up ada and go to ada ito", one id per piece: " ada" at pieces (and places) 2 and 6.
+    const ones = [1, 1, 1, 1, 1, 1, 1, 1];
+    expect(pointedPiece([2, 6], ones, [0, 0, 0.8, 0, 0, 0, 0.2, 0, 0])).toBe(2);
+    expect(pointedPiece([2, 6], ones, [0, 0, 0.1, 0, 0, 0, 0.2, 0.7, 0])).toBe(6);
+    // Pieces of 2, 1 and 3 ids start at places 0, 2 and 3.
+    expect(pointedPiece([0, 2], [2, 1, 3], [0.2, 0, 0.5, 0.3])).toBe(2);
+    expect(pointedPiece([0, 2], [2, 1, 3], [0.4, 0, 0.5, 0.3])).toBe(0);
   });
 });
 

@@ -24,7 +24,9 @@ const id = (text: string): number => {
   if (ids.length !== 1) throw new Error(`'${text}' is not one token here: ${ids.join(',')}`);
   return ids[0]!;
 };
-const prefix = [codec.planId, codec.typeId(ActionType.TYPE), codec.actId, codec.typeId(ActionType.TYPE)];
+/** A target up to its typed text: <plan> TYPE <act> TYPE. */
+const prefixOf = (c: ActionCodec): number[] => [c.planId, c.typeId(ActionType.TYPE), c.actId, c.typeId(ActionType.TYPE)];
+const prefix = prefixOf(codec);
 
 /**
  * A scripted decoder: the next token's probabilities depend on the text emitted after the prefix.
@@ -56,9 +58,10 @@ function outsideTheGoal(): IncrementalDecoder<number[][]> {
 /** A decoder whose next-token probabilities depend only on the last text token emitted (undefined before the first). */
 function scriptedBy(byLast: (last: number | undefined) => Map<number, number>, c: ActionCodec = codec): IncrementalDecoder<number[][]> {
   const V = c.vocabSize;
+  const pre = prefixOf(c);
   const next = (seen: readonly number[]): Map<number, number> => {
-    if (seen.length <= prefix.length) return new Map([[[c.eosId, ...prefix][seen.length] ?? c.eosId, 1]]);
-    const text = seen.slice(prefix.length + 1);
+    if (seen.length <= pre.length) return new Map([[[c.eosId, ...pre][seen.length] ?? c.eosId, 1]]);
+    const text = seen.slice(pre.length + 1);
     return byLast(text[text.length - 1]);
   };
   return {
@@ -86,7 +89,7 @@ function scriptedBy(byLast: (last: number | undefined) => Map<number, number>, c
 const choicesBy = (width: number, model = scripted(), c = codec): { text: string; score: number }[] => {
   const goalIds = c.tokenizer.encodeText(goal);
   const encoded = { hFuse: tf.zeros([1, 3, 1]) as tf.Tensor3D, inputMask: tf.ones([1, 3]) as tf.Tensor2D, copy: null };
-  const [choices] = beamTypedText(model, new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix }], width);
+  const [choices] = beamTypedText(model, new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix: prefixOf(c) }], width);
   return choices!.map(({ ids, score }) => {
     const d = c.decodeTarget(ids);
     if (!d.ok) throw new Error(d.error);
@@ -158,6 +161,48 @@ describe('beamTypedText', () => {
       }, cased);
       expect(typedBy(1, model, cased)).toBe('buy prime');
       expect(typedBy(4, model, cased)).toBe('buy prime');
+    });
+  });
+
+  describe('held to the start the pointer picks (textStart)', () => {
+    const runOnGoal = 'look up ada and go to ada ito';
+    const tk = buildWordTokenizer([runOnGoal, runOnGoal], { minCount: 1 });
+    const c = new ActionCodec(tk, { copyText: true });
+    const wid = (text: string): number => tk.encodeText(text)[0]!;
+    const goalIds = tk.encodeText(runOnGoal); // one id per word, " ada" at places 2 and 6
+    const L = goalIds.length + 1;
+    /**
+     * The mixture: " ada" first (0.9), then by id " ito" 0.6, eos 0.3 and " and" 0.1, so per token "ada ito" scores
+     * better than "ada"; the pointer starts at the first " ada" (0.8), after which " ito" cannot come.
+     */
+    const model = (): IncrementalDecoder<number[][]> => ({
+      ...scriptedBy((last) => {
+        if (last === undefined) return new Map([[wid(' ada'), 0.9], [wid('look'), 0.1]]);
+        if (last === wid(' ada')) return new Map([[wid(' ito'), 0.6], [c.eosId, 0.3], [wid(' and'), 0.1]]);
+        return new Map([[c.eosId, 0.99], [wid(' and'), 0.01]]);
+      }, c),
+      copyLogProbs: (_hidden, logits) => tf.logSoftmax(logits) as tf.Tensor3D,
+      copyPointing: (hidden) => {
+        const rows = hidden.shape[0];
+        const a = Array.from({ length: L }, (_, i) => (i === 2 ? 0.8 : i === 6 ? 0.2 : 0));
+        return { a: tf.tensor3d(Array(rows).fill([a])), stop: tf.zeros([rows, L, 1]) as tf.Tensor3D };
+      },
+    });
+    const typed = (width: number, started: boolean): string => {
+      const ids = tf.tensor2d([[...goalIds, 0]], [1, L], 'int32');
+      const keys = tf.zeros([1, L, 1]) as tf.Tensor3D;
+      const copy = { keys, pointerKeys: keys, ids, goal: tf.tensor2d([[...goalIds.map(() => 1), 0]], [1, L], 'int32') };
+      const encoded = { hFuse: tf.zeros([1, L, 1]) as tf.Tensor3D, inputMask: tf.ones([1, L]) as tf.Tensor2D, copy };
+      const [choices] = beamTypedText(model(), new TargetConstraint(c), c, encoded, [{ batchRow: 0, goal: goalIds, prefix: prefixOf(c) }], width, started);
+      const d = c.decodeTarget(choices![0]!.ids);
+      if (!d.ok) throw new Error(d.error);
+      return d.action.typed_text;
+    };
+
+    it('types the query where the per-token beam runs on into the name after it', () => {
+      expect(typed(4, false)).toBe('ada ito');
+      expect(typed(4, true)).toBe('ada');
+      expect(typed(1, true)).toBe('ada');
     });
   });
 

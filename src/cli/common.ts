@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import { SUBSETS } from '../data/types.js';
 import { TAP_SOURCES } from '../model/pointer.js';
-import { DEFAULT_TEXT_BEAMS } from '../infer/text_beam.js';
+import { DEFAULT_TEXT_BEAMS, DEFAULT_TEXT_START } from '../infer/text_beam.js';
 import { InputError } from '../util/errors.js';
 
 /** Prints one JSON document on stdout (the `--json` contract: stdout holds nothing else). */
@@ -58,6 +58,13 @@ export function subsetFractionOption(name: string): (v: string) => Record<string
 /** `--text-beams`, shared by eval, predict, serve and run so all four type alike (infer/text_beam.ts). */
 export function textBeamsOption(): Option {
   return new Option('--text-beams <n>', 'beam width for a typed text (1 = greedy)').argParser(intOption('--text-beams', 1)).default(DEFAULT_TEXT_BEAMS);
+}
+
+/** `--no-text-start` (or `--text-start` when off by default), shared like --text-beams (infer/text_beam.ts restart). */
+export function textStartOption(): Option {
+  return DEFAULT_TEXT_START
+    ? new Option('--no-text-start', "type the text beams' run as it is, not held to the place the copy pointer picks where the goal holds its first word at several places")
+    : new Option('--text-start', 'a copied text whose first word the goal holds at several places starts at the place the copy pointer picks').default(false);
 }
 
 /** `--tap-from`, shared by eval, predict and serve so all three decode taps alike (model/pointer.ts). */

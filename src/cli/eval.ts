@@ -5,7 +5,7 @@ import { formatReport } from '../eval/format_report.js';
 import type { Prediction } from '../eval/evaluate.js';
 import type { SplitName } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { printJson, tapFromOption, textBeamsOption } from './common.js';
+import { printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 import type { BlindMode } from '../model/batch.js';
 
@@ -37,7 +37,8 @@ export function registerEval(program: Command): void {
     .option('--json', 'print the metrics as one JSON object')
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
-    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: BlindMode; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number }) => {
+    .addOption(textStartOption())
+    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: BlindMode; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number; textStart: boolean }) => {
       const { report, predictions } = await evaluateCheckpoint({
         checkpoint: o.checkpoint,
         data: o.data,
@@ -48,6 +49,7 @@ export function registerEval(program: Command): void {
         quiet: o.json,
         tapFrom: o.tapFrom,
         textBeams: o.textBeams,
+        textStart: o.textStart,
       });
       if (o.out) await writeFileAtomic(o.out, predictionsJsonl(predictions));
       if (o.json) return printJson(report);

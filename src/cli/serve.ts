@@ -3,7 +3,7 @@ import { Predictor } from '../infer/predict.js';
 import { DEFAULT_MAX_PIXELS } from '../infer/request.js';
 import { DEFAULT_BODY_LIMIT, startServer } from '../infer/server.js';
 import { InputError } from '../util/errors.js';
-import { intOption, tapFromOption, textBeamsOption } from './common.js';
+import { intOption, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 interface ServeCliOptions {
@@ -14,6 +14,7 @@ interface ServeCliOptions {
   encoder?: string;
   tapFrom: TapSource | 'auto';
   textBeams: number;
+  textStart: boolean;
   maxBodyMb: number;
   maxPixels: number;
   maxBatch: number;
@@ -42,6 +43,7 @@ export function registerServe(parent: Command): void {
     .option('--log', 'log every request on stderr')
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
+    .addOption(textStartOption())
     .addHelpText(
       'after',
       `
@@ -53,7 +55,7 @@ Errors are {"error": {"code", "message"}} with 400/401/404/405/413/415, or 503 w
     .action(async (opts: ServeCliOptions) => {
       const token = opts.token ?? (process.env.AUTOUI_TOKEN || undefined);
       if (token !== undefined && token.trim().length < 8) throw new InputError('the token must be at least 8 characters', '--token');
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom, textBeams: opts.textBeams });
+      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom, textBeams: opts.textBeams, textStart: opts.textStart });
       const server = await startServer(predictor, {
         host: opts.host,
         port: opts.port,

@@ -26,6 +26,8 @@ export interface PredictOptions {
   taps?: TapSource;
   /** Beam width for typed text (infer/text_beam.ts); 1 = greedy. */
   textBeams?: number;
+  /** A copied typed text held to the start the copy pointer picks (infer/text_beam.ts); default DEFAULT_TEXT_START. */
+  textStart?: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
     const chunk = order.slice(i, i + bs);
     const screens = screenBatch(chunk.map((r) => tableScreen(split, r)), table.encoder, codec.tokenizer.padId, opts.blind);
     const inputs = inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId);
-    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps, textBeams: opts.textBeams });
+    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps, textBeams: opts.textBeams, textStart: opts.textStart });
     tf.dispose([inputs.inputIds, inputs.inputMask]);
     disposeScreenBatch(screens);
     chunk.forEach((r, b) => {

@@ -21,6 +21,8 @@ export interface EvalOptions {
   tapFrom?: TapSource | 'auto';
   /** Beam width for typed text (infer/text_beam.ts); 1 = greedy. */
   textBeams?: number;
+  /** A copied typed text held to the start the copy pointer picks (infer/text_beam.ts); default DEFAULT_TEXT_START. */
+  textStart?: boolean;
 }
 
 /** Scores a checkpoint on a split of a shard directory; refuses shards made by another encoder. */
@@ -39,6 +41,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     quiet: opts.quiet,
     taps: ckpt.taps,
     textBeams: opts.textBeams,
+    textStart: opts.textStart,
     label: opts.blind ? `eval (blind: ${opts.blind})` : 'eval',
   });
   ckpt.model.dispose();

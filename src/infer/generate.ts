@@ -1,14 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Encoded } from '../model/autoui.js';
 import { goalMaskBatch, type ScreenBatch } from '../model/batch.js';
-import { disposePointerKeys, type CopySource } from '../model/copy.js';
+import { disposePointerKeys, type CopyPointing, type CopySource } from '../model/copy.js';
 import type { ActionCodec, DecodedTarget } from '../model/codec.js';
 import { decidesNext, GrammarNode, TargetConstraint, type ConstraintState } from '../model/constrained.js';
 import { argmaxTokens, attentionPointer, patchTokens, tapAt, tokenCentre, type TapSource } from '../model/pointer.js';
 import { offsetPoint } from '../model/tap_offset.js';
 import type { TextItemsBatch } from '../model/screen_text.js';
 import { ACTION_TYPE_IDS, ACTION_TYPE_NAMES, ActionType, type AitwAction, type TypedTextChoice, type TypeProbs, type YX } from '../data/types.js';
-import { beamTypedText, DEFAULT_TEXT_BEAMS, type TextBeamInputs } from './text_beam.js';
+import { beamTypedText, DEFAULT_TEXT_BEAMS, DEFAULT_TEXT_START, type TextBeamInputs } from './text_beam.js';
 import { avoidedOf, avoidedTokens, maskAvoided } from './avoid.js';
 
 /**
@@ -28,6 +28,8 @@ export interface IncrementalDecoder<State> {
   offsetTaps?(hidden: tf.Tensor2D, keys: tf.Tensor3D, patch: tf.Tensor1D): tf.Tensor2D;
   /** log p [R, T, V] of the copy pointer's mixture (models with copyPointer; model/copy.ts). */
   copyLogProbs?(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D;
+  /** The copy pointer's weights over the goal and its stop (models with copyPointer; model/copy.ts). */
+  copyPointing?(hidden: tf.Tensor3D, source: CopySource): CopyPointing;
   /** What the copy pointer reads of a batch (models with copyPointer; model/copy.ts). */
   copySource?(keys: tf.Tensor3D, ids: tf.Tensor2D, goal: tf.Tensor2D): CopySource;
   /** Keeps/reorders/repeats rows of a decoding state (consumes it); what a beam search needs. */
@@ -67,7 +69,7 @@ export function greedyDecode<S>(
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } & ScreenBatch,
-  opts: { taps?: TapSource; maxLen?: number; textBeams?: number; avoid?: readonly (readonly AitwAction[])[] } = {},
+  opts: { taps?: TapSource; maxLen?: number; textBeams?: number; textStart?: boolean; avoid?: readonly (readonly AitwAction[])[] } = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;
@@ -115,7 +117,7 @@ export function greedyDecode<S>(
   }
   model.disposeDecoding(state);
   const textBeams = opts.textBeams ?? DEFAULT_TEXT_BEAMS;
-  const textChoices = textBeams > 1 ? retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams) : [];
+  const textChoices = textBeams > 1 ? retypeTexts(model, codec, constraint, { hFuse: encoded.fused, inputMask: batch.inputMask, copy }, inputs, out, states, textBeams, opts.textStart ?? DEFAULT_TEXT_START) : [];
   const points = fromAttention ?? (tapStates ? pointed(model, tapStates, encoded, batch, taps === 'pointer', unpointed) : null);
   tf.dispose(Object.values(encoded));
   if (copy) {
@@ -173,6 +175,7 @@ function retypeTexts<S>(
   out: number[][],
   states: ConstraintState[],
   width: number,
+  started: boolean,
 ): TypedTextChoice[][] {
   const typeId = codec.typeId(ActionType.TYPE);
   const choices: TypedTextChoice[][] = out.map(() => []);
@@ -181,7 +184,7 @@ function retypeTexts<S>(
     return constraint.isDone(states[b]!) && at > 0 && ids[at] === typeId ? [{ batchRow: b, goal: codec.goalIds(inputs[b]!), prefix: ids.slice(0, at + 1) }] : [];
   });
   if (rows.length === 0) return choices;
-  const texts = beamTypedText(model, constraint, codec, encoded, rows, width);
+  const texts = beamTypedText(model, constraint, codec, encoded, rows, width, started);
   rows.forEach((r, i) => {
     out[r.batchRow] = texts[i]![0]!.ids;
     for (const { ids, score } of texts[i]!) {

@@ -26,7 +26,7 @@ import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
 import { greedyDecode } from './generate.js';
 import { requestAvoid } from './avoid.js';
-import { DEFAULT_TEXT_BEAMS } from './text_beam.js';
+import { DEFAULT_TEXT_BEAMS, DEFAULT_TEXT_START } from './text_beam.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseAvoid, parseGoal, parseHistory } from './request.js';
 import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
 
@@ -112,6 +112,8 @@ export interface ModelInfo {
   tapFrom: TapSource;
   /** Beam width for a typed text (infer/text_beam.ts; 1 = greedy). */
   textBeams: number;
+  /** A copied typed text held to the start the copy pointer picks (infer/text_beam.ts). */
+  textStart: boolean;
   /** The text channel (source it was trained with, limits), or null for a pixels-only model. */
   screenText: ScreenTextMeta | null;
   /** How it was trained: the recipe (train/recipes.ts; null for checkpoints that predate recipes), preset or init folder, seed. */
@@ -162,6 +164,8 @@ export interface PredictorOptions {
   textReader?: TextReader;
   /** Beam width for a typed text (infer/text_beam.ts); default DEFAULT_TEXT_BEAMS, 1 = greedy. */
   textBeams?: number;
+  /** A copied typed text held to the start the copy pointer picks (infer/text_beam.ts); default DEFAULT_TEXT_START. */
+  textStart?: boolean;
 }
 
 function trainingSummary(t: Record<string, unknown>): ModelInfo['training'] {
@@ -189,6 +193,7 @@ export class Predictor {
     maxPixels: number,
     textReader: TextReader | undefined,
     readonly textBeams: number,
+    readonly textStart: boolean,
   ) {
     this.constraint = new TargetConstraint(checkpoint.codec);
     this.maxPixels = maxPixels;
@@ -211,7 +216,7 @@ export class Predictor {
     if (trained.dim !== checkpoint.model.config.screenDim) {
       throw new InputError(`encoder dim ${trained.dim} differs from the model's screenDim ${checkpoint.model.config.screenDim}`, checkpoint.dir);
     }
-    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader, opts.textBeams ?? DEFAULT_TEXT_BEAMS);
+    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader, opts.textBeams ?? DEFAULT_TEXT_BEAMS, opts.textStart ?? DEFAULT_TEXT_START);
   }
 
   get codec(): ActionCodec {
@@ -228,6 +233,7 @@ export class Predictor {
       backend: this.backend,
       tapFrom: this.checkpoint.taps,
       textBeams: this.textBeams,
+      textStart: this.textStart,
       screenText: this.screenText,
       training: trainingSummary(this.checkpoint.meta.training),
       limits: { maxHistorySteps: MAX_HISTORY_STEPS, historyUsed: this.codec.config.maxHistory, maxPixels: this.maxPixels },
@@ -287,6 +293,7 @@ export class Predictor {
       gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, {
         taps: this.checkpoint.taps,
         textBeams: this.textBeams,
+        textStart: this.textStart,
         avoid: rows.map((r) => r.avoid),
       });
     } finally {

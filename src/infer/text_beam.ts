@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ActionCodec } from '../model/codec.js';
-import { disposeSource, sourceRows, type CopySource } from '../model/copy.js';
-import { GrammarNode, type ConstraintState, type TargetConstraint } from '../model/constrained.js';
+import { disposeSource, pointedPiece, sourceRows, type CopySource } from '../model/copy.js';
+import { GrammarNode, startedCopy, startPieces, type ConstraintState, type TargetConstraint } from '../model/constrained.js';
 import type { IncrementalDecoder } from './generate.js';
 
 /**
@@ -23,6 +23,14 @@ import type { IncrementalDecoder } from './generate.js';
  * validation split (README Results); scored over every id, both beams put misspelt names first on
  * names training never showed.
  *
+ * With `started` (models with a copy pointer, codecs without case tokens), a text the beams would type
+ * whose first word the goal holds at several places is decoded again by a copy beam held to the
+ * place the pointer weighs most (model/copy.ts pointedPiece; constrained.ts startedCopy), its texts
+ * ranked by their whole log-probability. Why: the mixture points by id after the first, so where the
+ * goal holds a word twice the per-token beam runs on from the query into the name after it ("Ada
+ * Ito" for "look up Ada and go to Ada Ito"), and a per-token mean pays little for going on past the
+ * query's end.
+ *
  * Each row gets the texts it finished, best first (at most TEXT_CHOICES; the first is the one typed),
  * or, when none finished, the one the length limit cut off: what else the model weighed, for
  * whoever asks why it typed what it did.
@@ -39,15 +47,41 @@ export function beamTypedText<S>(
   encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
+  started = DEFAULT_TEXT_START,
 ): TextChoice[][] {
   const groups = new Map<number, number[]>();
   rows.forEach((r, i) => groups.set(r.prefix.length, [...(groups.get(r.prefix.length) ?? []), i]));
   const out: TextChoice[][] = new Array(rows.length);
   for (const members of groups.values()) {
-    const texts = beamGroup(model, constraint, codec, encoded, members.map((i) => rows[i]!), width);
+    const group = members.map((i) => rows[i]!);
+    const texts = beamGroup(model, constraint, codec, encoded, group, width, null);
+    if (started && encoded.copy && model.copyPointing && !codec.casesText) {
+      restart(texts, group, codec, constraint, (held, places) => beamGroup(model, constraint, codec, encoded, held.map((n) => group[n]!), width, places));
+    }
     members.forEach((i, n) => (out[i] = texts[n]!.map((c) => ({ ids: [...rows[i]!.prefix, ...c.ids], score: c.score }))));
   }
   return out;
+}
+
+/**
+ * Where the beams would type a text whose first word the goal holds at more than one place, the
+ * text a copy held to the place the pointer picks types instead (first, the beams' texts after it).
+ * Why the beams decide the word: whether a text is copied or written, and which word it starts
+ * with, is their comparison, chosen on the validation split; only which place is the pointer's.
+ */
+function restart(texts: TextChoice[][], rows: readonly TextRow[], codec: ActionCodec, constraint: TargetConstraint, held: (rows: number[], places: number[][]) => TextChoice[][]): void {
+  const places = texts.map((t, n) => {
+    const copy = constraint.initial(rows[n]!.goal).copy;
+    const text = t[0]!.ids.slice(0, -1); // its eos off
+    return copy && codec.copyPositions(rows[n]!.goal, text) ? startPieces(copy.pieces, text) : [];
+  });
+  const twice = places.flatMap((p, n) => (p.length > 1 ? [n] : []));
+  if (twice.length === 0) return;
+  held(twice, twice.map((n) => places[n]!)).forEach(([best], k) => {
+    const n = twice[k]!;
+    const key = best!.ids.join(',');
+    texts[n] = [best!, ...texts[n]!.filter((t) => t.ids.join(',') !== key)].slice(0, TEXT_CHOICES);
+  });
 }
 
 /** A typed text the beam finished: the target's ids with it (eos included) and its mean log-probability per token. */
@@ -75,6 +109,8 @@ export interface TextRow {
 
 /** The default beam width for typed text (1 = greedy). */
 export const DEFAULT_TEXT_BEAMS = 4;
+/** Whether a copied text whose first word the goal holds twice is held to the place the pointer picks (restart), by default. */
+export const DEFAULT_TEXT_START = true;
 
 interface Hypothesis {
   ids: number[];
@@ -95,6 +131,7 @@ function beamGroup<S>(
   encoded: TextBeamInputs,
   rows: readonly TextRow[],
   width: number,
+  hold: readonly (readonly number[])[] | null,
 ): TextChoice[][] {
   if (!model.selectDecodingRows) throw new Error('beamTypedText: the model cannot reorder its decoding rows');
   const V = constraint.vocabSize;
@@ -111,14 +148,29 @@ function beamGroup<S>(
   const cased = starts[0]!.node === GrammarNode.Case;
   // Feed the start token and the prefix; the last logits are the first token after TYPE.
   let logits: Float32Array = new Float32Array(0);
+  let pointing: StepPointing | undefined;
   for (let t = 0; t <= rows[0]!.prefix.length; t++) {
     const last = t === rows[0]!.prefix.length;
     const ids = rows.map((r) => (t === 0 ? model.config.decoderStartTokenId : r.prefix[t - 1]!));
-    ({ state, logits } = step(model, state, ids, V, last && !cased ? copy : null, rows.map((_, i) => i)));
+    ({ state, logits, pointing } = step(model, state, ids, V, last && !cased ? copy : null, rows.map((_, i) => i), last && hold !== null));
   }
+  // Held to a start: the copy begins at the place of its word the pointer weighs most (copy.ts pointedPiece), with no
+  // free beam beside it, and its texts are ranked by their whole log-probability: they share their first word, so a
+  // longer run is not favoured for its many near-certain ids, only for what the model puts on going on past the end.
+  let started = starts;
+  if (pointing && hold) {
+    const { a, length } = pointing;
+    started = starts.map((s, i) => {
+      if (!s.copy) return s;
+      const first = pointedPiece(hold[i]!, s.copy.pieces.map((p) => p[0]!.length), a.subarray(i * length, (i + 1) * length));
+      return { ...s, copy: startedCopy(s.copy, first) };
+    });
+  }
+  const rank = (h: Hypothesis): number => (hold ? h.score : mean(h));
   const longest = codec.config.maxTargetTokens - rows[0]!.prefix.length;
-  // Beside the copy, a beam free of it (width > 1, no case token): a text the goal does not hold, written by the vocabulary.
-  let beams: Hypothesis[][] = starts.flatMap((s, row) => (width > 1 && s.copy && !cased ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
+  // Beside the copy, a beam free of it (width > 1, no case token, no start held): a text the goal does not hold, written
+  // by the vocabulary.
+  let beams: Hypothesis[][] = started.flatMap((s, row) => (width > 1 && s.copy && !cased && !hold ? [s, { ...s, copy: null }] : [s]).map((state) => [{ ids: [], score: 0, state, at: row, row }]));
   // Each row's best finished text, over both its beams; and its best text cut off by the length limit, kept only for a
   // row with no other. Why: a run the limit ended did not end, and its mean score can be high for the wrong reason
   // (a free beam repeating a letter: each repeat is likely once it has begun).
@@ -142,11 +194,11 @@ function beamGroup<S>(
         const ended = constraint.textRoom(h.state); // else the length limit cut it off
         if (ended) done[h.row]!.push(next);
         const keep = ended ? best : cut;
-        if (!keep[h.row] || mean(next) > mean(keep[h.row]!)) keep[h.row] = next;
+        if (!keep[h.row] || rank(next) > rank(keep[h.row]!)) keep[h.row] = next;
       }
       // A completion of h scores at most h.score (≤ 0) over at most `longest` tokens: drop h once that cannot beat the
       // best text either of its row's beams has found (a confident free text would otherwise run to the length limit).
-      return kept.filter((h) => !best[h.row] || h.score / longest > mean(best[h.row]!));
+      return kept.filter((h) => !best[h.row] || (hold ? h.score > best[h.row]!.score : h.score / longest > mean(best[h.row]!)));
     });
     const open = beams.flat();
     if (open.length === 0) break;
@@ -159,7 +211,7 @@ function beamGroup<S>(
   return done.map((finished, i) => {
     const h = cut[i];
     if (finished.length === 0 && !h) throw new Error(`beamTypedText: row ${rows[i]!.batchRow} found no typed text that ends`);
-    const ranked = finished.length > 0 ? [...finished].sort((a, b) => mean(b) - mean(a)) : [h!];
+    const ranked = finished.length > 0 ? [...finished].sort((a, b) => rank(b) - rank(a)) : [h!];
     return ranked.slice(0, TEXT_CHOICES).map((c) => ({ ids: c.ids, score: mean(c) }));
   });
 }
@@ -168,10 +220,24 @@ function beamGroup<S>(
  * One decoding step: the next-token scores [ids.length · V] of each row, from the copy pointer's
  * mixture when `copy` is given (rows[k] names the source row that row k copies from), else the logits.
  */
-function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[], V: number, copy: CopySource | null, rows: readonly number[]): { state: S; logits: Float32Array } {
+function step<S>(
+  model: IncrementalDecoder<S>,
+  state: S,
+  ids: readonly number[],
+  V: number,
+  copy: CopySource | null,
+  rows: readonly number[],
+  point = false,
+): { state: S; logits: Float32Array; pointing?: StepPointing } {
   const tokens = tf.tensor1d(ids as number[], 'int32');
   const r = model.decodeStep(state, tokens);
   tokens.dispose();
+  let pointing: StepPointing | undefined;
+  if (point && copy && model.copyPointing) {
+    const a = tf.tidy(() => tf.reshape(model.copyPointing!(tf.expandDims(r.hidden, 1) as tf.Tensor3D, sourceRows(copy, rows)).a, [ids.length, -1]));
+    pointing = { a: a.dataSync() as Float32Array, length: a.shape[1]! };
+    a.dispose();
+  }
   const scores = tf.tidy(() => {
     const cut = r.logits.shape[1] === V ? r.logits : tf.slice(r.logits, [0, 0], [ids.length, V]);
     if (!copy) return tf.clone(cut);
@@ -181,7 +247,13 @@ function step<S>(model: IncrementalDecoder<S>, state: S, ids: readonly number[],
   tf.dispose([r.hidden, r.logits]);
   const logits = scores.dataSync() as Float32Array;
   scores.dispose();
-  return { state: r.state, logits };
+  return { state: r.state, logits, ...(pointing ? { pointing } : {}) };
+}
+
+/** The copy pointer at a text's first step, row by row: a [rows · length] over each row's input positions. */
+interface StepPointing {
+  a: Float32Array;
+  length: number;
 }
 
 /** log softmax over the ids the mask allows (0); the rest stay −∞. */

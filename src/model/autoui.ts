@@ -5,7 +5,7 @@ import { fuseScreen, projectScreen, screenAttentionWeights, type Fusion, type Fu
 import { groundingLoss, meanTokenAttention } from './grounding.js';
 import { dense, tokenCrossEntropy, type DropoutRng } from './layers.js';
 import { ParamStore, parameterSpecs } from './params.js';
-import { copyLogProbs, copyLoss, copyPositionLoss, copySource, pointCopy, type CopySource, type CopyWeights } from './copy.js';
+import { copyLogProbs, copyLoss, copyPositionLoss, copySource, pointCopy, type CopyPointing, type CopySource, type CopyWeights } from './copy.js';
 import { tapPointer } from './pointer.js';
 import { offsetLoss, tapOffsets, type OffsetTargets, type OffsetWeights } from './tap_offset.js';
 import { BOX_CODE_DIM, textTokens, type TextItemsBatch } from './screen_text.js';
@@ -324,6 +324,11 @@ export class AutoUiModel {
    */
   copyLogProbs(hidden: tf.Tensor3D, logits: tf.Tensor3D, source: CopySource): tf.Tensor3D {
     return copyLogProbs(hidden, logits, source, this.copyWeights(), this.config.eosTokenId);
+  }
+
+  /** The copy pointer's weights over each row's goal positions, a [R, T, L], and its stop s [R, L, 1] (copy.ts). */
+  copyPointing(hidden: tf.Tensor3D, source: CopySource): CopyPointing {
+    return pointCopy(hidden, source, this.copyWeights());
   }
 
   /** What the copy pointer reads of a batch: H_fuse `keys`, the input ids and the goal's mask, with the pointer's keys made once. */

@@ -66,6 +66,18 @@ export interface CopyState {
   readonly pieces: readonly CopyPiece[];
   /** Where the copy may continue; null before the first id (any piece may start it). */
   readonly at: readonly CopyAt[] | null;
+  /** The piece a copy must start at (a place chosen before: startedCopy); absent, any piece. */
+  readonly from?: number;
+}
+
+/** `copy` kept to runs that start at piece `first` (in any of its casings). */
+export function startedCopy(copy: CopyState, first: number): CopyState {
+  return { ...copy, from: first };
+}
+
+/** The pieces a copied text `ids` may start at: those with a casing its ids begin with. */
+export function startPieces(pieces: readonly CopyPiece[], ids: readonly number[]): number[] {
+  return pieces.flatMap((p, i) => (p.some((casing) => casing.length <= ids.length && casing.every((id, k) => ids[k] === id)) ? [i] : []));
 }
 
 export interface ConstraintOptions {
@@ -167,7 +179,7 @@ export class TargetConstraint {
         return next(GrammarNode.Text, c.caseOf(token) === 'free' ? { copy: null } : {});
       case GrammarNode.Text:
         if (token === c.eosId) return next(GrammarNode.Done);
-        return next(GrammarNode.Text, s.copy ? { copy: { pieces: s.copy.pieces, at: copyNext(s.copy, token) } } : {});
+        return next(GrammarNode.Text, s.copy ? { copy: { ...s.copy, at: copyNext(s.copy, token) } } : {});
       case GrammarNode.End:
         return next(GrammarNode.Done);
       case GrammarNode.Done:
@@ -291,7 +303,7 @@ export class TargetConstraint {
 
 /** The places a copy's next id may come from: every casing of a piece the copy stands before. */
 function copyOptions(copy: CopyState): CopyAt[] {
-  const before = copy.at ?? copy.pieces.map((_, piece) => ({ piece, casing: -1, offset: 0 }));
+  const before = copy.at ?? (copy.from !== undefined ? [copy.from] : copy.pieces.map((_, piece) => piece)).map((piece) => ({ piece, casing: -1, offset: 0 }));
   return before.flatMap((p) => (p.casing >= 0 ? [p] : (copy.pieces[p.piece] ?? []).map((_, casing) => ({ piece: p.piece, casing, offset: 0 }))));
 }
 

@@ -172,6 +172,19 @@ export function copyPositionLoss(pointing: CopyPointing, at: tf.Tensor2D, ends: 
 }
 
 /**
+ * Of the goal pieces a copy could start at (`candidates`: places of the same word), the one the
+ * pointer weighs most at the text's first step: a [L] over the goal's positions, a piece placed
+ * after the ids of the pieces before it (`pieceLengths`). Why: after its first id the mixture points
+ * by id, not by place, so where the goal holds a word twice a copy begun at the query can run on
+ * into the name after its second place ("Ada Ito" for "look up Ada and go to Ada Ito"); the
+ * pointer's first step is the one place the model says which of them it copies.
+ */
+export function pointedPiece(candidates: readonly number[], pieceLengths: readonly number[], a: ArrayLike<number>): number {
+  const place = (piece: number): number => pieceLengths.slice(0, piece).reduce((sum, n) => sum + n, 0);
+  return candidates.reduce((best, c) => ((a[place(c)] ?? 0) > (a[place(best)] ?? 0) ? c : best));
+}
+
+/**
  * The loss at the text steps: −Σ log p(label) over the positions `steps` [R, T] marks (1), given
  * log p [R, T, V] and labels [R, T] (any value where steps is 0).
  */
