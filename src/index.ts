@@ -33,7 +33,10 @@ export { startServer, type ServeOptions, type AutouiServer } from './infer/serve
 export { ActionType, type AitwAction, type ActionTypeId, type ActionTypeName, type YX, type Box, type RawImage } from './data/types.js';
 export { InputError } from './util/errors.js';
 
-/** Loads a checkpoint directory (or a training output with best/) and its vision encoder: `predict()`, `info()`, `dispose()`. */
-export function load(checkpoint: string, opts: PredictorOptions = {}): Promise<Predictor> {
+/**
+ * Loads a checkpoint directory (or a training output with best/) and its vision encoder: `predict()`, `info()`,
+ * `dispose()`. Several directories: checkpoints that answer as one (infer/ensemble.ts).
+ */
+export function load(checkpoint: string | readonly string[], opts: PredictorOptions = {}): Promise<Predictor> {
   return Predictor.load(checkpoint, opts);
 }

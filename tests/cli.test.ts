@@ -69,6 +69,13 @@ describe.runIf(existsSync(CLI))('autoui CLI', () => {
     await expect(autoui('run', '--suite', suite, '--script', suite, '--env', 'adb', '--concurrency', '2')).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--concurrency.*one task at a time/) });
   });
 
+  it('--ensemble adds to --checkpoint: alone it is refused, and a missing member is named', async () => {
+    const suite = join(ckpt, 'one-task.jsonl');
+    await writeFile(suite, JSON.stringify({ id: 't', goal: 'open Clock', start_url: 'file:///dev/null', success: { url: 'file:///dev/null' } }) + '\n');
+    await expect(autoui('run', '--suite', suite, '--script', suite, '--ensemble', ckpt)).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--ensemble.*give --checkpoint too/) });
+    await expect(autoui('eval', '--checkpoint', ckpt, '--ensemble', '/nonexistent/member', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/member') });
+  });
+
   it('bad input exits 2 with the file named', async () => {
     await expect(autoui('eval', '--checkpoint', '/nonexistent/ckpt', '--data', shards)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/ckpt') });
     const shot = join(ckpt, 'shot.png');

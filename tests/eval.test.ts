@@ -61,6 +61,12 @@ describe('eval', () => {
     }
   });
 
+  it('a checkpoint answering with itself (--ensemble) predicts as it does alone', async () => {
+    const alone = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true });
+    const twice = await evaluateCheckpoint({ checkpoint: [ckpt, ckpt], data: shards, split: 'test', quiet: true });
+    expect(twice.predictions).toEqual(alone.predictions);
+  });
+
   it('--blind zeroes the screen (and so changes what the model predicts)', async () => {
     const seeing = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true });
     const blind = await evaluateCheckpoint({ checkpoint: ckpt, data: shards, split: 'test', quiet: true, blind: 'screen' });

@@ -73,3 +73,13 @@ export function tapFromOption(): Option {
     .choices(TAP_SOURCES)
     .default('auto');
 }
+
+/** `--ensemble <dir...>`, shared by eval, predict, serve and run: more checkpoints that answer with --checkpoint's (infer/ensemble.ts). */
+export function ensembleOption(): Option {
+  return new Option('--ensemble <dirs...>', "more checkpoints of the same data, codec and encoder that answer together with --checkpoint's: each decodes, and their answers are fused (the action type their mean probability favours; the medoid tap; the text most of them typed)");
+}
+
+/** The checkpoints named by --checkpoint and --ensemble, in that order. */
+export function checkpointDirs(o: { checkpoint: string; ensemble?: string[] }): string[] {
+  return [o.checkpoint, ...(o.ensemble ?? [])];
+}

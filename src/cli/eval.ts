@@ -5,7 +5,7 @@ import { formatReport } from '../eval/format_report.js';
 import type { Prediction } from '../eval/evaluate.js';
 import type { SplitName } from '../data/types.js';
 import { InputError } from '../util/errors.js';
-import { printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
+import { checkpointDirs, ensembleOption, printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 import type { BlindMode } from '../model/batch.js';
 
@@ -38,9 +38,10 @@ export function registerEval(program: Command): void {
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
     .addOption(textStartOption())
-    .action(async (o: { checkpoint: string; data: string; split: SplitName; subset?: string; blind?: BlindMode; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number; textStart: boolean }) => {
+    .addOption(ensembleOption())
+    .action(async (o: { checkpoint: string; ensemble?: string[]; data: string; split: SplitName; subset?: string; blind?: BlindMode; batch: number; out?: string; json?: boolean; tapFrom: TapSource | 'auto'; textBeams: number; textStart: boolean }) => {
       const { report, predictions } = await evaluateCheckpoint({
-        checkpoint: o.checkpoint,
+        checkpoint: checkpointDirs(o),
         data: o.data,
         split: o.split,
         subsets: o.subset?.split(',').map((s) => s.trim()).filter(Boolean),

@@ -4,11 +4,12 @@ import { toAdbCommand, toPyAutoGui } from '../infer/adapters.js';
 import { Predictor } from '../infer/predict.js';
 import { MAX_HISTORY_STEPS } from '../infer/request.js';
 import { InputError } from '../util/errors.js';
-import { printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
+import { checkpointDirs, ensembleOption, printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 interface PredictCliOptions {
   checkpoint: string;
+  ensemble?: string[];
   image: string;
   goal: string;
   history?: string;
@@ -56,6 +57,7 @@ export function registerPredict(parent: Command): void {
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
     .addOption(textStartOption())
+    .addOption(ensembleOption())
     .addHelpText(
       'after',
       `
@@ -69,7 +71,7 @@ Output points are [y, x] in [0, 1]; pixels are {x, y} in the given image.`,
       const avoid = opts.avoid ? await readJsonFile(opts.avoid, 'the actions to avoid') : undefined;
       const texts = opts.texts ? await readJsonFile(opts.texts, 'the texts') : undefined;
       const ui_tree = opts.uiTree ? (await readInput(opts.uiTree, 'the UI tree')).toString('utf8') : undefined;
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, tapFrom: opts.tapFrom, textBeams: opts.textBeams, textStart: opts.textStart });
+      const predictor = await Predictor.load(checkpointDirs(opts), { encoder: opts.encoder, tapFrom: opts.tapFrom, textBeams: opts.textBeams, textStart: opts.textStart });
       let out;
       try {
         const prepared = await predictor.prepare({ image, goal: opts.goal, history, texts, ui_tree, avoid }).catch((e: unknown) => {

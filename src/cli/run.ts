@@ -10,12 +10,13 @@ import { DEFAULT_MAX_STEPS, runSuite } from '../eval/tasks/run_tasks.js';
 import { Predictor } from '../infer/predict.js';
 import type { TapSource } from '../model/pointer.js';
 import { InputError } from '../util/errors.js';
-import { intOption, printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
+import { checkpointDirs, ensembleOption, intOption, printJson, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 
 interface RunCliOptions {
   suite: string;
   kind?: string[];
   checkpoint?: string;
+  ensemble?: string[];
   server?: string;
   script?: string;
   gold?: string;
@@ -39,7 +40,8 @@ interface RunCliOptions {
 async function makeAgent(o: RunCliOptions): Promise<Agent> {
   const given = (['checkpoint', 'server', 'script'] as const).filter((k) => o[k] !== undefined);
   if (given.length !== 1) throw new InputError(`give exactly one agent: --checkpoint, --server or --script (got ${given.length ? given.map((k) => `--${k}`).join(', ') : 'none'})`, 'run');
-  if (o.checkpoint) return new PredictorAgent(await Predictor.load(o.checkpoint, { encoder: o.encoder, tapFrom: o.tapFrom, textBeams: o.textBeams, textStart: o.textStart }));
+  if (o.ensemble && !o.checkpoint) throw new InputError('--ensemble adds checkpoints to --checkpoint; give --checkpoint too', '--ensemble');
+  if (o.checkpoint) return new PredictorAgent(await Predictor.load(checkpointDirs({ checkpoint: o.checkpoint, ensemble: o.ensemble }), { encoder: o.encoder, tapFrom: o.tapFrom, textBeams: o.textBeams, textStart: o.textStart }));
   if (o.server) {
     if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
     return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });
@@ -72,6 +74,7 @@ export function registerRun(parent: Command): void {
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
     .addOption(textStartOption())
+    .addOption(ensembleOption())
     .option('--out <dir>', 'where results, trajectories, screens and report.html go', 'autoui-run')
     .option('--max-steps <n>', 'agent decisions per task unless the task sets max_steps', intOption('--max-steps', 1), DEFAULT_MAX_STEPS)
     .option('--resume', 'keep the results already in --out and run only the unfinished tasks')

@@ -3,11 +3,12 @@ import { Predictor } from '../infer/predict.js';
 import { DEFAULT_MAX_PIXELS } from '../infer/request.js';
 import { DEFAULT_BODY_LIMIT, startServer } from '../infer/server.js';
 import { InputError } from '../util/errors.js';
-import { intOption, tapFromOption, textBeamsOption, textStartOption } from './common.js';
+import { checkpointDirs, ensembleOption, intOption, tapFromOption, textBeamsOption, textStartOption } from './common.js';
 import type { TapSource } from '../model/pointer.js';
 
 interface ServeCliOptions {
   checkpoint: string;
+  ensemble?: string[];
   host: string;
   port: number;
   token?: string;
@@ -44,6 +45,7 @@ export function registerServe(parent: Command): void {
     .addOption(tapFromOption())
     .addOption(textBeamsOption())
     .addOption(textStartOption())
+    .addOption(ensembleOption())
     .addHelpText(
       'after',
       `
@@ -55,7 +57,7 @@ Errors are {"error": {"code", "message"}} with 400/401/404/405/413/415, or 503 w
     .action(async (opts: ServeCliOptions) => {
       const token = opts.token ?? (process.env.AUTOUI_TOKEN || undefined);
       if (token !== undefined && token.trim().length < 8) throw new InputError('the token must be at least 8 characters', '--token');
-      const predictor = await Predictor.load(opts.checkpoint, { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom, textBeams: opts.textBeams, textStart: opts.textStart });
+      const predictor = await Predictor.load(checkpointDirs(opts), { encoder: opts.encoder, maxPixels: opts.maxPixels, tapFrom: opts.tapFrom, textBeams: opts.textBeams, textStart: opts.textStart });
       const server = await startServer(predictor, {
         host: opts.host,
         port: opts.port,
@@ -69,7 +71,7 @@ Errors are {"error": {"code", "message"}} with 400/401/404/405/413/415, or 503 w
       });
       const info = predictor.info();
       process.stderr.write(
-        `autoui serve: ${info.checkpoint} (${(info.parameters / 1e6).toFixed(1)}M parameters, encoder ${info.encoder.id}, backend ${info.backend.backend})\n` +
+        `autoui serve: ${info.checkpoint}${info.ensemble ? ` and ${info.ensemble.length - 1} more answering as one` : ''} (${(info.parameters / 1e6).toFixed(1)}M parameters, encoder ${info.encoder.id}, backend ${info.backend.backend})\n` +
           `autoui serve: listening on ${server.url}${token ? ' (bearer token required on /v1/*)' : ''}; open ${server.url}/ in a browser\n`,
       );
       const stop = (): void => {

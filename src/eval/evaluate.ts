@@ -1,7 +1,8 @@
 import { actionAt } from '../data/shards.js';
 import type { AitwAction, Box } from '../data/types.js';
 import { disposeScreenBatch, inputBatch, screenBatch, tableScreen, type BlindMode, type EncodedSplit } from '../model/batch.js';
-import { greedyDecode, type IncrementalDecoder } from '../infer/generate.js';
+import type { IncrementalDecoder } from '../infer/generate.js';
+import { ensembleDecode } from '../infer/ensemble.js';
 import type { ActionCodec } from '../model/codec.js';
 import { TargetConstraint } from '../model/constrained.js';
 import type { TapSource } from '../model/pointer.js';
@@ -33,8 +34,9 @@ export interface PredictOptions {
 /**
  * Greedy, grammar-constrained predictions for rows of a split, in `autoui score`'s input form.
  * Gold actions are scored raw (as AITW stores them): the reference metric takes them that way.
+ * Several models answer as one (infer/ensemble.ts).
  */
-export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec, split: EncodedSplit, opts: PredictOptions = {}): Prediction[] {
+export function predictSplit<S>(models: readonly IncrementalDecoder<S>[], codec: ActionCodec, split: EncodedSplit, opts: PredictOptions = {}): Prediction[] {
   const { table } = split;
   const rows = opts.rows ?? Array.from({ length: table.rows }, (_, i) => i);
   // Sorting by input length keeps padding small; results go back to row order below.
@@ -47,7 +49,7 @@ export function predictSplit<S>(model: IncrementalDecoder<S>, codec: ActionCodec
     const chunk = order.slice(i, i + bs);
     const screens = screenBatch(chunk.map((r) => tableScreen(split, r)), table.encoder, codec.tokenizer.padId, opts.blind);
     const inputs = inputBatch(chunk.map((r) => split.inputs[r]!), codec.tokenizer.padId);
-    const gens = greedyDecode(model, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps, textBeams: opts.textBeams, textStart: opts.textStart });
+    const gens = ensembleDecode(models, codec, constraint, { ...inputs, ...screens }, { taps: opts.taps, textBeams: opts.textBeams, textStart: opts.textStart });
     tf.dispose([inputs.inputIds, inputs.inputMask]);
     disposeScreenBatch(screens);
     chunk.forEach((r, b) => {

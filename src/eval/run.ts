@@ -1,7 +1,7 @@
 import { loadShards } from '../data/shards.js';
 import { requireManifest, type Manifest } from '../data/manifest.js';
 import type { SplitName } from '../data/types.js';
-import { loadCheckpoint } from '../infer/load.js';
+import { loadCheckpoints } from '../infer/load.js';
 import { assertSameEncoder } from '../model/checkpoint.js';
 import { encodeSplit, type BlindMode } from '../model/batch.js';
 import { predictSplit, type Prediction } from './evaluate.js';
@@ -10,7 +10,8 @@ import { InputError } from '../util/errors.js';
 import type { TapSource } from '../model/pointer.js';
 
 export interface EvalOptions {
-  checkpoint: string;
+  /** A checkpoint, or several that answer as one (infer/ensemble.ts). */
+  checkpoint: string | readonly string[];
   data: string;
   split: SplitName;
   subsets?: string[];
@@ -27,7 +28,8 @@ export interface EvalOptions {
 
 /** Scores a checkpoint on a split of a shard directory; refuses shards made by another encoder. */
 export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: Report; predictions: Prediction[]; checkpoint: string }> {
-  const ckpt = await loadCheckpoint(opts.checkpoint, { tapFrom: opts.tapFrom });
+  const members = await loadCheckpoints(typeof opts.checkpoint === 'string' ? [opts.checkpoint] : opts.checkpoint, { tapFrom: opts.tapFrom });
+  const ckpt = members[0]!;
   const manifest = await requireManifest(opts.data);
   assertSameEncoder(ckpt.meta.encoder, manifest.encoder, ckpt.dir, opts.data);
   const texts = ckpt.meta.screenText ?? null;
@@ -35,7 +37,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
   const table = await loadShards(opts.data, { split: opts.split, subsets: opts.subsets, texts: texts !== null });
   if (table.rows === 0) throw new InputError(`the ${opts.split} split has no rows${opts.subsets ? ` for ${opts.subsets.join(', ')}` : ''}`, opts.data);
   const split = encodeSplit(table, ckpt.codec, texts);
-  const predictions = predictSplit(ckpt.model, ckpt.codec, split, {
+  const predictions = predictSplit(members.map((m) => m.model), ckpt.codec, split, {
     blind: opts.blind,
     batchSize: opts.batchSize,
     quiet: opts.quiet,
@@ -44,7 +46,7 @@ export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: R
     textStart: opts.textStart,
     label: opts.blind ? `eval (blind: ${opts.blind})` : 'eval',
   });
-  ckpt.model.dispose();
+  for (const m of members) m.model.dispose();
   return { report: scoreItems(predictions).report, predictions, checkpoint: ckpt.dir };
 }
 

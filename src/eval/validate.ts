@@ -15,7 +15,7 @@ export interface ActionMatchingValidation extends Validation {
 export function actionMatchingValidator(groundWeight: number): Validator<ActionMatchingValidation> {
   return (model, codec, split, rows) => {
     const taps = tapSource('auto', { grid: split.table.encoder.grid, groundWeight, pointer: model.config.tapPointer === true });
-    const { report } = scoreItems(predictSplit(model, codec, split, { rows, quiet: true, taps }));
+    const { report } = scoreItems(predictSplit([model], codec, split, { rows, quiet: true, taps }));
     const score = report.action_match ?? 0;
     return { score, report, summary: `val action matching ${score.toFixed(2)}% (click ${report.click_acc?.toFixed(1) ?? '-'}%)` };
   };

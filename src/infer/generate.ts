@@ -53,6 +53,15 @@ export interface Generated {
   textChoices: TypedTextChoice[];
 }
 
+/** How greedyDecode decodes: see it. */
+export interface DecodeOptions {
+  taps?: TapSource;
+  maxLen?: number;
+  textBeams?: number;
+  textStart?: boolean;
+  avoid?: readonly (readonly AitwAction[])[];
+}
+
 /**
  * Batched greedy decoding under the target grammar: at every step the logits of tokens the grammar
  * forbids are −∞, so the model can only emit well-formed actions; a sequence that runs out of length
@@ -69,7 +78,7 @@ export function greedyDecode<S>(
   codec: ActionCodec,
   constraint: TargetConstraint,
   batch: { inputIds: tf.Tensor2D; inputMask: tf.Tensor2D } & ScreenBatch,
-  opts: { taps?: TapSource; maxLen?: number; textBeams?: number; textStart?: boolean; avoid?: readonly (readonly AitwAction[])[] } = {},
+  opts: DecodeOptions = {},
 ): Generated[] {
   const B = batch.inputIds.shape[0];
   const V = constraint.vocabSize;

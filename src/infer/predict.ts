@@ -24,11 +24,11 @@ import { loadTextReader, parseScreenTexts } from '../screen/text/index.js';
 import { parseUiTree } from '../screen/text/ui_tree.js';
 import type { ScreenText, TextReader } from '../screen/text/types.js';
 import { InputError } from '../util/errors.js';
-import { greedyDecode } from './generate.js';
+import { ensembleDecode } from './ensemble.js';
 import { requestAvoid } from './avoid.js';
 import { DEFAULT_TEXT_BEAMS, DEFAULT_TEXT_START } from './text_beam.js';
 import { DEFAULT_MAX_PIXELS, MAX_HISTORY_STEPS, decodeImageBytes, parseAvoid, parseGoal, parseHistory } from './request.js';
-import { loadCheckpoint, type LoadedCheckpoint } from './load.js';
+import { loadCheckpoints, type LoadedCheckpoint } from './load.js';
 
 export type { PixelPoint } from '../data/adb_input.js';
 
@@ -103,7 +103,10 @@ export interface PredictInput {
 
 export interface ModelInfo {
   checkpoint: string;
+  /** Every checkpoint that answers (the first is `checkpoint`), when more than one does (infer/ensemble.ts). */
+  ensemble?: string[];
   model: ModelConfig;
+  /** Over every checkpoint that answers. */
   parameters: number;
   codec: CodecConfig;
   encoder: EncoderInfo;
@@ -179,7 +182,7 @@ function defaultEncoderSpec(info: EncoderInfo, dir: string): string {
   throw new InputError(`the checkpoint was trained with encoder '${info.id}'; pass --encoder <spec> to load it`, dir);
 }
 
-/** One loaded checkpoint + encoder; predictions for one or many requests at once. */
+/** One loaded checkpoint (or several answering as one: infer/ensemble.ts) + encoder; predictions for one or many requests at once. */
 export class Predictor {
   readonly maxPixels: number;
   private readonly constraint: TargetConstraint;
@@ -187,7 +190,8 @@ export class Predictor {
   private reader: Promise<TextReader> | null;
 
   private constructor(
-    readonly checkpoint: LoadedCheckpoint,
+    /** The checkpoints that answer; the first is `checkpoint`. */
+    readonly members: readonly LoadedCheckpoint[],
     readonly encoder: VisionEncoder,
     readonly backend: BackendInfo,
     maxPixels: number,
@@ -195,9 +199,14 @@ export class Predictor {
     readonly textBeams: number,
     readonly textStart: boolean,
   ) {
-    this.constraint = new TargetConstraint(checkpoint.codec);
+    this.constraint = new TargetConstraint(members[0]!.codec);
     this.maxPixels = maxPixels;
     this.reader = textReader ? Promise.resolve(textReader) : null;
+  }
+
+  /** The first checkpoint: what the members share (codec, encoder, text channel) is read off it. */
+  get checkpoint(): LoadedCheckpoint {
+    return this.members[0]!;
   }
 
   /** The text channel this checkpoint reads (null: pixels only). */
@@ -205,9 +214,11 @@ export class Predictor {
     return this.checkpoint.meta.screenText ?? null;
   }
 
-  static async load(dir: string, opts: PredictorOptions = {}): Promise<Predictor> {
+  /** Several directories: checkpoints that answer as one (infer/ensemble.ts; load.ts loadCheckpoints says what they must share). */
+  static async load(dirs: string | readonly string[], opts: PredictorOptions = {}): Promise<Predictor> {
     const backend = await initBackend();
-    const checkpoint = await loadCheckpoint(dir, { tapFrom: opts.tapFrom });
+    const members = await loadCheckpoints(typeof dirs === 'string' ? [dirs] : dirs, { tapFrom: opts.tapFrom });
+    const checkpoint = members[0]!;
     const trained = checkpoint.meta.encoder;
     const encoder = await loadEncoder(opts.encoder ?? defaultEncoderSpec(trained, checkpoint.dir));
     if (!sameEncoder(encoder.info, trained)) {
@@ -216,7 +227,7 @@ export class Predictor {
     if (trained.dim !== checkpoint.model.config.screenDim) {
       throw new InputError(`encoder dim ${trained.dim} differs from the model's screenDim ${checkpoint.model.config.screenDim}`, checkpoint.dir);
     }
-    return new Predictor(checkpoint, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader, opts.textBeams ?? DEFAULT_TEXT_BEAMS, opts.textStart ?? DEFAULT_TEXT_START);
+    return new Predictor(members, encoder, backend, opts.maxPixels ?? DEFAULT_MAX_PIXELS, opts.textReader, opts.textBeams ?? DEFAULT_TEXT_BEAMS, opts.textStart ?? DEFAULT_TEXT_START);
   }
 
   get codec(): ActionCodec {
@@ -226,8 +237,9 @@ export class Predictor {
   info(): ModelInfo {
     return {
       checkpoint: this.checkpoint.dir,
+      ...(this.members.length > 1 ? { ensemble: this.members.map((m) => m.dir) } : {}),
       model: this.checkpoint.meta.model,
-      parameters: this.checkpoint.model.parameterCount(),
+      parameters: this.members.reduce((n, m) => n + m.model.parameterCount(), 0),
       codec: { ...this.codec.config },
       encoder: this.encoder.info,
       backend: this.backend,
@@ -290,7 +302,7 @@ export class Predictor {
     const inputs = inputBatch(rows.map((r) => r.inputIds), this.codec.tokenizer.padId);
     let gens;
     try {
-      gens = greedyDecode(this.checkpoint.model, this.codec, this.constraint, { ...inputs, ...screens }, {
+      gens = ensembleDecode(this.members.map((m) => m.model), this.codec, this.constraint, { ...inputs, ...screens }, {
         taps: this.checkpoint.taps,
         textBeams: this.textBeams,
         textStart: this.textStart,
@@ -349,7 +361,7 @@ export class Predictor {
   }
 
   dispose(): void {
-    this.checkpoint.model.dispose();
+    for (const m of this.members) m.model.dispose();
     this.encoder.dispose?.();
     void this.reader?.then((r) => r.dispose?.());
   }

@@ -68,7 +68,7 @@ export class PredictorAgent implements Agent {
   readonly id: string;
 
   constructor(private readonly predictor: Predictor) {
-    this.id = `checkpoint:${predictor.checkpoint.dir}`;
+    this.id = predictor.members.length > 1 ? `ensemble:${predictor.members.map((m) => m.dir).join(',')}` : `checkpoint:${predictor.checkpoint.dir}`;
   }
 
   async next(input: AgentInput): Promise<AgentDecision> {
