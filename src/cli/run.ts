@@ -41,7 +41,7 @@ async function makeAgent(o: RunCliOptions): Promise<Agent> {
   const given = (['checkpoint', 'server', 'script'] as const).filter((k) => o[k] !== undefined);
   if (given.length !== 1) throw new InputError(`give exactly one agent: --checkpoint, --server or --script (got ${given.length ? given.map((k) => `--${k}`).join(', ') : 'none'})`, 'run');
   if (o.ensemble && !o.checkpoint) throw new InputError('--ensemble adds checkpoints to --checkpoint; give --checkpoint too', '--ensemble');
-  if (o.checkpoint) return new PredictorAgent(await Predictor.load(checkpointDirs({ checkpoint: o.checkpoint, ensemble: o.ensemble }), { encoder: o.encoder, tapFrom: o.tapFrom, textBeams: o.textBeams, textStart: o.textStart }));
+  if (o.checkpoint) return new PredictorAgent(await Predictor.load(checkpointDirs({ ...o, checkpoint: o.checkpoint }), { encoder: o.encoder, tapFrom: o.tapFrom, textBeams: o.textBeams, textStart: o.textStart }));
   if (o.server) {
     if (!URL.canParse(o.server)) throw new InputError(`not a URL: '${o.server}'`, '--server');
     return new ServerAgent(o.server, { token: o.token ?? (process.env.AUTOUI_TOKEN || undefined) });

@@ -28,7 +28,7 @@ export interface EvalOptions {
 
 /** Scores a checkpoint on a split of a shard directory; refuses shards made by another encoder. */
 export async function evaluateCheckpoint(opts: EvalOptions): Promise<{ report: Report; predictions: Prediction[]; checkpoint: string }> {
-  const members = await loadCheckpoints(typeof opts.checkpoint === 'string' ? [opts.checkpoint] : opts.checkpoint, { tapFrom: opts.tapFrom });
+  const members = await loadCheckpoints(opts.checkpoint, { tapFrom: opts.tapFrom });
   const ckpt = members[0]!;
   const manifest = await requireManifest(opts.data);
   assertSameEncoder(ckpt.meta.encoder, manifest.encoder, ckpt.dir, opts.data);

@@ -41,8 +41,10 @@ export async function loadCheckpoint(dir: string, opts: { tapFrom?: TapSource | 
  * Loads checkpoints that answer as one (infer/ensemble.ts): the first, then each further one, which
  * must read the same inputs the same way (codec and vocabulary, encoder, text channel) and land taps
  * the same way, since one batch is built for all of them; else an InputError names the one at fault.
+ * One directory (a string) loads alone.
  */
-export async function loadCheckpoints(dirs: readonly string[], opts: { tapFrom?: TapSource | 'auto' } = {}): Promise<LoadedCheckpoint[]> {
+export async function loadCheckpoints(given: string | readonly string[], opts: { tapFrom?: TapSource | 'auto' } = {}): Promise<LoadedCheckpoint[]> {
+  const dirs = typeof given === 'string' ? [given] : given;
   if (dirs.length === 0) throw new InputError('no checkpoint given', 'checkpoint');
   const all: LoadedCheckpoint[] = [];
   try {

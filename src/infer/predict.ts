@@ -217,7 +217,7 @@ export class Predictor {
   /** Several directories: checkpoints that answer as one (infer/ensemble.ts; load.ts loadCheckpoints says what they must share). */
   static async load(dirs: string | readonly string[], opts: PredictorOptions = {}): Promise<Predictor> {
     const backend = await initBackend();
-    const members = await loadCheckpoints(typeof dirs === 'string' ? [dirs] : dirs, { tapFrom: opts.tapFrom });
+    const members = await loadCheckpoints(dirs, { tapFrom: opts.tapFrom });
     const checkpoint = members[0]!;
     const trained = checkpoint.meta.encoder;
     const encoder = await loadEncoder(opts.encoder ?? defaultEncoderSpec(trained, checkpoint.dir));
