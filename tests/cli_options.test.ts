@@ -28,9 +28,9 @@ describe('--subset-fraction', () => {
 
   it('train merges it over the recipe and --google-apps-fraction', () => {
     const base: TrainCliOptions = { data: 'd', out: 'o', config: 'tiny', seed: 0, saveEvery: 0 };
-    expect(trainOptionsFrom(base).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7 });
-    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1 }).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7, google_apps: 0.1 });
-    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1, subsetFraction: { install: 0.5, google_apps: 0.3 } }).subsetFraction).toEqual({ web_shopping: 0.7, google_apps: 0.3, install: 0.5 });
+    expect(trainOptionsFrom(base).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7, web: 3 });
+    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1 }).subsetFraction).toEqual({ web_shopping: 0.7, install: 0.7, web: 3, google_apps: 0.1 });
+    expect(trainOptionsFrom({ ...base, googleAppsFraction: 0.1, subsetFraction: { install: 0.5, google_apps: 0.3, web: 1 } }).subsetFraction).toEqual({ web_shopping: 0.7, google_apps: 0.3, install: 0.5, web: 1 });
   });
 });
 

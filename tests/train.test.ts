@@ -199,8 +199,11 @@ describe('train', () => {
     expect(run.screenText).toMatchObject({ maxItems: 4 });
   });
 
-  it('refuses a subset fraction for a subset the shards do not hold, naming the flag', async () => {
+  it('refuses a subset fraction for a subset the shards do not hold, naming the flag; the recipe’s web share is no error without web rows', async () => {
     await expect(train(opts('typo', { subsetFraction: { wbe: 3 } }))).rejects.toThrow(/--subset-fraction.*no subset 'wbe'/s);
+    // Every run in this file trains with the recipe's web share on shards that hold no web rows.
+    expect(DEFAULT_TRAIN.subsetFraction).toMatchObject({ web: 3 });
+    expect(Object.keys(JSON.parse(readFileSync(join(shards, 'manifest.json'), 'utf8')).subsets)).not.toContain('web');
   });
 
   it('stops on a non-finite loss with a clear message and keeps the last good checkpoint', async () => {

@@ -74,6 +74,10 @@ export interface AitwEpisode {
 /** The five AITW subsets, by the names Auto-UI uses. */
 export const SUBSETS = ['general', 'install', 'google_apps', 'single', 'web_shopping'] as const;
 export type Subset = (typeof SUBSETS)[number];
+/** The subset of browser-rendered screens that `data web` records and the demo prepares beside the five. */
+export const WEB_SUBSET = 'web';
+/** Subset names a fraction may be given for even where the shards lack them (a recipe's, on AITW's own shards). */
+export const KNOWN_SUBSETS: readonly string[] = [...SUBSETS, WEB_SUBSET];
 
 export interface Splits {
   train: string[];

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { requireManifest } from '../data/manifest.js';
 import { readSuite, type TaskSpec } from '../data/suite.js';
-import { SUBSETS, type AitwAction } from '../data/types.js';
+import { SUBSETS, WEB_SUBSET, type AitwAction } from '../data/types.js';
 import type { Report } from '../eval/metrics.js';
 import { evaluateCheckpoint } from '../eval/run.js';
 import { readScriptFile } from '../eval/tasks/agents.js';
@@ -96,7 +96,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   say(`[6/7] evaluating ${t.checkpoint}: synthetic test, web test, unseen apps, held-out sites`);
   const evaluate = (dir: string, subsets?: string[]) => evaluateCheckpoint({ checkpoint: t.checkpoint, data: dir, split: 'test', subsets, quiet: o.quiet });
   const metrics = (await evaluate(paths.shards, [...SUBSETS])).report;
-  const web = data.web && (await testRows(paths.shards, 'web')) > 0 ? (await evaluate(paths.shards, ['web'])).report : null;
+  const web = data.web && (await testRows(paths.shards, WEB_SUBSET)) > 0 ? (await evaluate(paths.shards, [WEB_SUBSET])).report : null;
   const unseenApps = (await evaluate(paths.unseenShards)).report;
   const { suite, gold } = data.web ? await heldOutSuite(paths, data.web.heldOut) : { suite: [], gold: new Map() };
   const heldOutSites = data.web ? heldOutSiteReport(await evaluate(paths.heldOutShards, data.web.heldOut), suite, data.web.linkSets.length > 0 ? await evaluate(paths.heldOutShards, data.web.linkSets) : null) : null;

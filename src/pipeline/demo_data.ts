@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { prepareFromFiles, type PrepareRequest, type PrepareSummary } from '../data/prepare.js';
 import { synthesize, type SynthOptions } from '../data/synth/writer.js';
 import { subsetsFor } from '../data/synth/episode.js';
-import { SUBSETS, type Splits } from '../data/types.js';
+import { SUBSETS, WEB_SUBSET, type Splits } from '../data/types.js';
 import { CHROMIUM_HINT, DEFAULT_CHROMIUM } from '../data/web/browser.js';
 import { DEFAULT_MANUAL_CACHE, locateManual, MANUALS } from '../data/web/sites.js';
 import { ALL_SITES, buildWebDataset, DEFAULT_HELD_OUT, LINKS_DIR, type SiteSummary, type WebSummary } from '../data/web/writer.js';
@@ -73,7 +73,7 @@ export async function buildDemoData(o: DemoOptions, p: DemoPaths, say: Say, sign
   // reads an on-screen keyboard's keys, a field's floating label or a heading differently from the
   // DOM (a lower-case key as a capital, keys missed), and a model trained on the DOM's texts meets
   // texts it never saw. The synthetic set keeps its records' texts: its screens are drawn for them.
-  await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: 'web', out: p.shards, screenText: 'ocr' });
+  await prepare(o, say, { ...(await mergedSites(p.web, sites.trainSites)), subset: WEB_SUBSET, out: p.shards, screenText: 'ocr' });
   const heldOut: BackgroundRequest[] = [];
   const linkSets: string[] = [];
   for (const site of sites.heldOut) {

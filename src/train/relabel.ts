@@ -15,7 +15,7 @@
  */
 import { backGoal, groundGoal, searchGoal, searchWords } from '../data/web/goals.js';
 import { boxHolds, isTapAction } from '../data/geometry.js';
-import { ActionType, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
+import { ActionType, WEB_SUBSET, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
 import { normalizeText } from '../model/text_match.js';
@@ -322,7 +322,7 @@ export function renamedSearch(names: readonly string[]): Swap<StepContext> {
 export function searchableNames(subsets: readonly string[], texts: readonly (readonly { text: string }[])[]): string[] {
   const out = new Set<string>();
   subsets.forEach((s, r) => {
-    if (s !== 'web') return;
+    if (s !== WEB_SUBSET) return;
     for (const { text } of texts[r] ?? []) if (isShortName(text, text.split(/\s+/).length) && searchWords(text).length > 0) out.add(text);
   });
   return [...out].sort();

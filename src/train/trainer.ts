@@ -33,7 +33,7 @@ import { modelConfig, type ModelConfig, type PresetName } from '../model/config.
 import { initFromHuggingFace, loadPretrainedInto, pretrainedModelConfig, type HfT5Init } from '../model/hf_t5.js';
 import { buildWordTokenizer } from '../model/tokenizer.js';
 import { InputError } from '../util/errors.js';
-import { SUBSETS } from '../data/types.js';
+import { KNOWN_SUBSETS } from '../data/types.js';
 import { progress, type Progress } from '../util/progress.js';
 import { Rng } from '../util/rng.js';
 import { AUTOUI_VERSION } from '../util/version.js';
@@ -158,7 +158,7 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const backend = await initBackend();
   const manifest = await requireManifest(opts.data);
-  const unknown = Object.keys(opts.subsetFraction ?? {}).filter((s) => !manifest.subsets[s] && !(SUBSETS as readonly string[]).includes(s));
+  const unknown = Object.keys(opts.subsetFraction ?? {}).filter((s) => !manifest.subsets[s] && !KNOWN_SUBSETS.includes(s));
   if (unknown.length > 0)
     throw new InputError(`no subset ${unknown.map((s) => `'${s}'`).join(', ')} in ${opts.data} (it has: ${Object.keys(manifest.subsets).sort().join(', ')})`, '--subset-fraction');
   const referring = referringApplies(opts.referWeight, manifest.encoder);
