@@ -148,9 +148,9 @@ export const RECIPES: Readonly<Record<RecipeName, Readonly<TrainRecipe>>> = {
     coordBins: 20,
     // web_shopping and install are learned early on the built-in set; the time saved buys epochs for the rest.
     // The rendered web rows, 7 % of an epoch, three times over (14 % more steps). Seeds 0–2 on one demo's shards:
-    // held-out live navigations 22 → 35 of 138 (on clang's deep pages HOME first 15 → 24 of 63), searches 256 → 265 of
-    // 363, synthetic test 94.49 / 90.46 → 95.13 / 91.86; held-out offline steps 90.70 → 89.41 (README Results:
-    // "The web rows three times an epoch").
+    // held-out live navigations 22 → 35 of 138 (on clang's deep pages HOME first 15 → 24 of 63 runs, 22 of them then
+    // succeeding), searches 256 → 265 of 363, synthetic test 94.49 / 90.46 → 95.13 / 91.86; held-out offline steps
+    // 90.70 → 89.41 (README Results: "The web rows three times an epoch").
     subsetFraction: { web_shopping: 0.7, install: 0.7, [WEB_SUBSET]: 3 },
     // The whole validation split: a 512-screen sample picked a worse epoch on one seed of three.
     valRows: Number.POSITIVE_INFINITY,
