@@ -67,7 +67,7 @@ function tapAtCentre([y, x, h, w]: readonly number[]): AitwAction {
  * Row `ex`'s screen taught `goal` with `history`, `plan` and `action` instead of what it recorded; null
  * when that no longer fits the codec (a name too long for its input: the row stays as recorded).
  */
-function relabelled(ex: Example, goal: string, history: readonly AitwAction[], plan: readonly ActionTypeId[], action: AitwAction, codec: ActionCodec): Example | null {
+export function relabelled(ex: Example, goal: string, history: readonly AitwAction[], plan: readonly ActionTypeId[], action: AitwAction, codec: ActionCodec): Example | null {
   try {
     return { row: ex.row, input: codec.encodeInput(goal, history), target: codec.encodeTarget(plan, action, goal), action, texts: ex.texts && withGoal(ex.texts, goal) };
   } catch (e) {

@@ -42,6 +42,7 @@ import { planEpoch } from './batching.js';
 import { disposeBatch, makeBatch, previousTexts, splitExample } from './examples.js';
 import { RECIPES, type RecipeName, type TrainRecipe } from './recipes.js';
 import { tablePhrases, type ReferringPhrase } from './referring.js';
+import { homeFirstSwap, siteMaps } from './home_first.js';
 import { backOutExample, relabelBatch, renamedSearch, requeriedExample, resultsOpenExample, retypeBatch, searchableNames, searchOpenExample, swapBatch, type Example, type Swap } from './relabel.js';
 
 export interface TrainOptions extends TrainRecipe {
@@ -122,6 +123,8 @@ interface Run<V extends Validation> {
   phrases: ReferringPhrase[][] | null;
   /** Renamed searches over the web screens' names (null: off). */
   rename: Swap<StepContext> | null;
+  /** Hindsight HOME over the web sites' maps (null: off). */
+  homeFirst: Swap<StepContext> | null;
   lengths: number[];
   state: TrainerState;
   lastDir: string;
@@ -203,6 +206,7 @@ async function setupRun<V extends Validation>(opts: TrainOptions, validate: Vali
     val: validate && opts.valRows > 0 ? await validationRows(opts, codec, screenText, validate) : null,
     phrases: referring ? tablePhrases(train, (text) => codec.tokenizer.encodeText(text)) : null,
     rename: opts.renameRate > 0 ? renamedSearch(searchableNames(trainTable.subset, trainTable.texts ?? [])) : null,
+    homeFirst: opts.homeFirstRate > 0 ? homeFirstSwap(trainTable, siteMaps(trainTable)) : null,
   };
 }
 
@@ -294,7 +298,8 @@ async function trainStep<V extends Validation>(run: Run<V>, pace: Pace, rows: re
   const opened = swapBatch(retyped, withPrevious, opts.searchOpenRate, codec, Rng.from(opts.seed, 'search-open', state.globalStep), searchOpenExample);
   const resultsOpened = swapBatch(opened, step, opts.resultsOpenRate, codec, Rng.from(opts.seed, 'results-open', state.globalStep), resultsOpenExample);
   const backedOut = swapBatch(resultsOpened, withPrevious, opts.backOutRate, codec, Rng.from(opts.seed, 'back-out', state.globalStep), backOutExample);
-  const examples = relabelBatch(backedOut, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
+  const homed = run.homeFirst ? swapBatch(backedOut, step, opts.homeFirstRate, codec, Rng.from(opts.seed, 'home-first', state.globalStep), run.homeFirst) : backedOut;
+  const examples = relabelBatch(homed, opts.relabelRate, codec, Rng.from(opts.seed, 'relabel', state.globalStep));
   const batch = makeBatch(run.train, examples, codec.tokenizer.padId, {
     grounding: opts.groundWeight > 0,
     ...(model.config.tapPointer ? { pointerRadius: opts.pointerRadius } : {}),
@@ -381,9 +386,9 @@ function* trainingCorpus(t: ShardTable): Generator<string> {
 }
 
 function trainingFacts(opts: TrainOptions, t: ShardTable, batchesPerEpoch: number, backend: BackendInfo): Record<string, unknown> {
-  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
+  const { data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, homeFirstRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords } = opts;
   return {
-    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
+    data, preset, recipe, epochs, lr, batchSize, warmupRatio, weightDecay, clipNorm, dropoutRate, coordBins, groundWeight, referWeight, referPerRow, relabelRate, retypeRate, requeryRate, renameRate, searchOpenRate, resultsOpenRate, backOutRate, homeFirstRate, pointerWeight, pointerRadius, offsetWeight, copyPointer, copyPositionWeight, copyContext, copyStopContext, caseTokens, seed, subsetFraction, screenText, textMatch, textItems, vocabWords,
     trainRows: t.rows,
     batchesPerEpoch,
     backend: backend.backend,

@@ -25,11 +25,12 @@ export function groundGoal(rng: Rng, link: string): string {
   return fill(rng, ['open {x}', 'click on {x}', 'tap {x}', 'go to the {x} page', 'tap on "{x}"', 'select {x}'], { x: varyCase(link, rng) });
 }
 
-export function navigateGoal(rng: Rng, page: string, site: string): string {
-  return fill(rng, ['go to the {p} page', 'navigate to {p}', 'find the {p} page in the {s} docs', 'open the page about {p}', 'show me {p}'], {
-    p: varyCase(page, rng),
-    s: site,
-  });
+const NAVIGATE_TEMPLATES = ['go to the {p} page', 'navigate to {p}', 'find the {p} page in the {s} docs', 'open the page about {p}', 'show me {p}'];
+
+/** A navigation goal for `page`; without a `site`, only the templates that do not name one. */
+export function navigateGoal(rng: Rng, page: string, site?: string): string {
+  const templates = site === undefined ? NAVIGATE_TEMPLATES.filter((t) => !t.includes('{s}')) : NAVIGATE_TEMPLATES;
+  return fill(rng, templates, { p: varyCase(page, rng), s: site ?? '' });
 }
 
 export function scrollGoal(rng: Rng, link: string): string {
