@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { historyOf, normalizeAction, planOf, roundTo4, SCROLL_POINTS, scrollDirection } from '../src/data/normalize.js';
+import { historyOf, normalizeAction, planOf, pointlessAction, roundTo4, SCROLL_POINTS, scrollDirection } from '../src/data/normalize.js';
 import { ACTION_TYPE_IDS, ActionType, type ActionTypeId, type AitwAction, type Box, type YX } from '../src/data/types.js';
 import { isTap, mainAxis } from '../src/data/geometry.js';
 import { checkActionsMatch } from '../src/eval/action_matching.js';
@@ -67,6 +67,15 @@ describe('roundTo4', () => {
         expect(Number(r.toFixed(4)) === r).toBe(true); // at most 4 decimals (±0 alike)
       }),
     );
+  });
+});
+
+describe('pointlessAction', () => {
+  it('stores unused points as AITW does, and normalising leaves it as it is', () => {
+    expect(pointlessAction(ActionType.PRESS_HOME)).toEqual({ action_type: 6, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' });
+    const typed = pointlessAction(ActionType.TYPE, 'coffee maker');
+    expect(typed.typed_text).toBe('coffee maker');
+    expect(normalizeAction(typed)).toEqual(typed);
   });
 });
 

@@ -53,6 +53,11 @@ export function roundTo4(x: number): number {
   return x < 0 || Object.is(x, -0) ? -value : value;
 }
 
+/** An action without a point (a key, a typed text, a status), its points stored as AITW stores unused ones. */
+export function pointlessAction(action_type: ActionTypeId, typed_text = ''): AitwAction {
+  return { action_type, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text };
+}
+
 /**
  * Paper §3.3 coordinate normalisation. Taps keep their touch point rounded to 4 decimals, with
  * lift = touch; scrolls become the fixed points of their direction; other actions get [-1,-1].

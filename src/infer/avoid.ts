@@ -14,6 +14,7 @@
  *   names the direction).
  */
 import { isTapAction } from '../data/geometry.js';
+import { pointlessAction } from '../data/normalize.js';
 import { ActionType, type AitwAction } from '../data/types.js';
 import { tapTargets } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
@@ -32,7 +33,7 @@ export interface Avoided {
 
 export const NOTHING_AVOIDED: Avoided = { typeIds: [], touches: [], taps: [] };
 
-const TYPE_AGAIN: AitwAction = { action_type: ActionType.TYPE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+const TYPE_AGAIN = pointlessAction(ActionType.TYPE);
 
 /**
  * What a request's answer must not be: the actions its caller saw do nothing on this screen, and

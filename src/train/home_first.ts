@@ -10,8 +10,9 @@
  * the runs, and most of the runs that pressed it succeeded.
  */
 import { boxHolds, isTapAction } from '../data/geometry.js';
+import { pointlessAction } from '../data/normalize.js';
 import type { ShardTable } from '../data/shards.js';
-import { ActionType, WEB_SUBSET, type AitwAction, type Box, type YX } from '../data/types.js';
+import { ActionType, WEB_SUBSET, type Box, type YX } from '../data/types.js';
 import { navigateGoal } from '../data/web/goals.js';
 import type { StepContext } from '../model/batch.js';
 import type { ScreenText } from '../screen/text/types.js';
@@ -79,7 +80,7 @@ export function siteMaps(table: ShardTable): Map<string, SiteMap> {
   return out;
 }
 
-const HOME: AitwAction = { action_type: ActionType.PRESS_HOME, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+const HOME = pointlessAction(ActionType.PRESS_HOME);
 
 /**
  * The swap: a web row's first step (no history) on a page of a mapped site other than its entry

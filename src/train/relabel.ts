@@ -15,6 +15,7 @@
  */
 import { backGoal, groundGoal, searchGoal, searchWords } from '../data/web/goals.js';
 import { boxHolds, isTapAction } from '../data/geometry.js';
+import { pointlessAction } from '../data/normalize.js';
 import { ActionType, WEB_SUBSET, type ActionTypeId, type AitwAction, type YX } from '../data/types.js';
 import { withGoal, type EncodedTexts, type StepContext } from '../model/batch.js';
 import type { ActionCodec } from '../model/codec.js';
@@ -114,8 +115,8 @@ function itemUnder(texts: EncodedTexts, tap: YX, query: string): number {
   return best;
 }
 
-const COMPLETE: AitwAction = { action_type: ActionType.STATUS_TASK_COMPLETE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
-const BACK: AitwAction = { ...COMPLETE, action_type: ActionType.PRESS_BACK };
+const COMPLETE = pointlessAction(ActionType.STATUS_TASK_COMPLETE);
+const BACK = pointlessAction(ActionType.PRESS_BACK);
 
 /**
  * Hindsight opening: a recorded search that typed Q and then tapped R among its results is also the

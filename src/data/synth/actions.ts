@@ -1,3 +1,4 @@
+import { pointlessAction } from '../normalize.js';
 import { ActionType, type AitwAction, type YX } from '../types.js';
 import type { Rect } from './layout.js';
 import type { Rng } from '../../util/rng.js';
@@ -6,12 +7,6 @@ import type { ScreenSize } from './world.js';
 const q4 = (v: number): number => Math.round(v * 1e4) / 1e4;
 const clamp01 = (v: number): number => Math.min(0.999, Math.max(0.001, v));
 
-const simple = (action_type: AitwAction['action_type'], typed_text = ''): AitwAction => ({
-  action_type,
-  touch_yx: [-1, -1],
-  lift_yx: [-1, -1],
-  typed_text,
-});
 
 /** A tap near the centre of `rect` (jitter up to 20% of its size each way), as a DUAL_POINT with lift = touch. */
 export function tapAction(rect: Rect, size: ScreenSize, rng: Rng): AitwAction {
@@ -53,8 +48,8 @@ export function swipeAction(dir: 'up' | 'down' | 'left' | 'right', rng: Rng): Ai
   return { action_type: ActionType.DUAL_POINT, touch_yx: [q4(touch[0]), q4(touch[1])], lift_yx: [q4(lift[0]), q4(lift[1])], typed_text: '' };
 }
 
-export const typeAction = (text: string): AitwAction => simple(ActionType.TYPE, text);
-export const enterAction = (): AitwAction => simple(ActionType.PRESS_ENTER);
-export const backAction = (): AitwAction => simple(ActionType.PRESS_BACK);
-export const homeAction = (): AitwAction => simple(ActionType.PRESS_HOME);
-export const completeAction = (): AitwAction => simple(ActionType.STATUS_TASK_COMPLETE);
+export const typeAction = (text: string): AitwAction => pointlessAction(ActionType.TYPE, text);
+export const enterAction = (): AitwAction => pointlessAction(ActionType.PRESS_ENTER);
+export const backAction = (): AitwAction => pointlessAction(ActionType.PRESS_BACK);
+export const homeAction = (): AitwAction => pointlessAction(ActionType.PRESS_HOME);
+export const completeAction = (): AitwAction => pointlessAction(ActionType.STATUS_TASK_COMPLETE);

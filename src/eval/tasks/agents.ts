@@ -11,6 +11,7 @@ import type { TaskSpec } from '../../data/suite.js';
 import { InputError } from '../../util/errors.js';
 import { parseJsonLines } from '../../util/json.js';
 import { parseAction, parseActionType } from '../../data/action_json.js';
+import { pointlessAction } from '../../data/normalize.js';
 import type { Predictor } from '../../infer/predict.js';
 import { MAX_HISTORY_STEPS } from '../../infer/request.js';
 import type { RawImage } from '../../screen/types.js';
@@ -195,7 +196,7 @@ export class ScriptedAgent implements Agent {
     const script = this.scripts.get(input.task.id);
     if (!script) throw new AgentError(`the script has no actions for task ${input.task.id}`);
     const rest = script.slice(input.step);
-    const action = rest[0] ?? { action_type: ActionType.STATUS_TASK_IMPOSSIBLE, touch_yx: [-1, -1], lift_yx: [-1, -1], typed_text: '' };
+    const action = rest[0] ?? pointlessAction(ActionType.STATUS_TASK_IMPOSSIBLE);
     return { action, plan: rest.slice(0, 4).map((a) => ACTION_TYPE_NAMES[a.action_type]), latency_ms: 0 };
   }
 }
